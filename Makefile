@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Entry points of the harness.  `make help` lists them.  Every target runs a
+# script in scripts/ that prints its own usage with -h.
+
+SHELL := /bin/bash
+GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
+
+.PHONY: help test ci tree kernels check bisect export selftests shellcheck clean
+
+help:
+	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
+	@echo "make ci          everything CI checks (what .ci/run runs)"
+	@echo "make tree        unpack the base (or use KSRC=) and apply patches/ with quilt"
+	@echo "make kernels     build the guest kernels (x86_64, arm64)"
+	@echo "make check       checkpatch.pl --strict on every patch"
+	@echo "make bisect      build after every patch (ARCHS=, VARIANTS=)"
+	@echo "make export      write export/: the series for git am, with a cover letter"
+	@echo "make selftests   build the selftests for x86_64 and arm64"
+	@echo "make shellcheck  shellcheck every script"
+	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-6.12),"
+	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
+
+test:
+	scripts/run-tests.sh $(GUESTS)
+
+ci:
+	scripts/ci.sh
+
+tree:
+	scripts/prepare-tree.sh
+
+kernels: tree
+	scripts/build-kernel.sh x86_64
+	scripts/build-kernel.sh arm64
+
+check:
+	scripts/check-series.sh -c
+
+ARCHS ?= x86_64
+VARIANTS ?= default nostats nodebug
+bisect:
+	scripts/check-series.sh $(addprefix -a ,$(ARCHS)) $(addprefix -v ,$(VARIANTS))
+
+export:
+	scripts/export-series.sh export
+
+selftests:
+	scripts/build-selftests.sh x86_64 build/selftests/x86_64
+	scripts/build-selftests.sh arm64 build/selftests/arm64
+
+shellcheck:
+	shellcheck scripts/*.sh .ci/run
+
+clean:
+	rm -rf build export

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Configure and build a guest kernel from the prepared tree.
+#
+# Usage: scripts/build-kernel.sh [-h] [-n NAME] [-t TARGET] ARCH [FRAGMENT...]
+#
+#   ARCH        x86_64 or arm64
+#   FRAGMENT    extra Kconfig fragments, merged after configs/common.config
+#               and configs/ARCH.config (later ones win)
+#   -n NAME     output directory name under $SCHED_CACHE/out (default ARCH)
+#   -t TARGET   make target instead of the boot image (e.g. kernel/sched/)
+#
+# The config starts from tinyconfig.  After olddefconfig every option the
+# fragments ask for is checked, and the build fails naming those that did
+# not take effect.  Builds go through ccache into O= directories, so only
+# what changed is rebuilt.  Prints the image path on the last line.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,17s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+name=
+target=
+while getopts hn:t: opt; do
+	case $opt in
+	h) usage 0 ;;
+	n) name=$OPTARG ;;
+	t) target=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -ge 1 ]] || usage 2
+arch=$1
+shift
+arch_vars "$arch"
+name=${name:-$arch}
+
+frags=("$REPO/configs/common.config" "$REPO/configs/$arch.config")
+for f in "$@"; do
+	[[ -f $f ]] || die "no config fragment '$f'"
+	frags+=("$(realpath "$f")")
+done
+
+need_pkgs make gcc flex bison bc libelf-dev libssl-dev cpio ccache
+[[ -n $CROSS ]] && need_pkgs gcc-aarch64-linux-gnu
+command -v "${CROSS}gcc" >/dev/null || die "no compiler ${CROSS}gcc"
+
+tree=$(tree_dir)
+[[ -f $tree/Makefile ]] || die "no kernel tree at $tree (run scripts/prepare-tree.sh)"
+out=$CACHE/out/$name
+mkdir -p "$out"
+mk=(make -C "$tree" O="$out" ARCH="$KARCH" CROSS_COMPILE="$CROSS"
+    CC="ccache ${CROSS}gcc" KBUILD_BUILD_USER=schedseries KBUILD_BUILD_HOST=guest)
+
+fhash=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
+if [[ ! -f $out/.config || $(cat "$out/.frag-hash" 2>/dev/null) != "$fhash" ]]; then
+	progress "configuring $name (tinyconfig + ${#frags[@]} fragments)"
+	rm -f "$out/.frag-hash"
+	run_logged "$out/config.log" "${mk[@]}" tinyconfig ||
+		die "tinyconfig failed for $name, log $out/config.log"
+	run_logged "$out/config.log" env ARCH="$KARCH" CROSS_COMPILE="$CROSS" \
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" ||
+		die "merge_config.sh failed for $name, log $out/config.log"
+	run_logged "$out/config.log" "${mk[@]}" olddefconfig ||
+		die "olddefconfig failed for $name, log $out/config.log"
+	bad=()
+	while IFS= read -r line; do
+		opt=${line%%=*}
+		val=${line#*=}
+		if [[ $val == n ]]; then
+			grep -qx "$opt=.*" "$out/.config" && bad+=("$line")
+		else
+			grep -qxF "$line" "$out/.config" || bad+=("$line")
+		fi
+	done < <(cat "${frags[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=')
+	while IFS= read -r line; do
+		opt=${line#\# }
+		opt=${opt%% is not set}
+		grep -qx "$opt=.*" "$out/.config" && bad+=("$opt=n")
+	done < <(cat "${frags[@]}" | grep -E '^# CONFIG_[A-Za-z0-9_]+ is not set')
+	if [[ ${#bad[@]} -gt 0 ]]; then
+		die "config options did not take effect for $name: ${bad[*]} (config $out/.config)"
+	fi
+	echo "$fhash" >"$out/.frag-hash"
+fi
+
+target=${target:-${KIMAGE##*/}}
+progress "building $name $target"
+t=$(date +%s)
+run_logged "$out/build.log" "${mk[@]}" -j"$JOBS" "$target" ||
+	die "kernel build failed for $name ($(grep -m1 -E 'error:|Error [0-9]' "$out/build.log" || echo 'see log')), log $out/build.log"
+progress "built $name in $(($(date +%s) - t))s"
+echo "$out/$KIMAGE"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Export the series as git-am-able patches with a cover letter.
+#
+# Usage: scripts/export-series.sh [-h] [OUTDIR]
+#
+#   OUTDIR   where the patches go (default: export/ in the repository)
+#
+# The tree is prepared first.  The original of every file the series
+# touches is taken from quilt's backups, committed into a scratch git
+# repository, and each patch is applied there with git am; the files listed
+# in patches/new-files are added to their patch's commit.  git format-patch
+# then writes OUTDIR with patches/cover-letter.txt as the cover letter, and
+# the result is checked by applying it with git am to a second scratch copy
+# of the originals.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,16s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
+[[ $# -le 1 ]] || usage 2
+outdir=$(realpath -m "${1:-$REPO/export}")
+need_pkgs git quilt
+
+"$REPO/scripts/prepare-tree.sh" >/dev/null
+tree=$(tree_dir)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Originals: the earliest quilt backup of each file.  A backup of size
+# zero stands for a file the series creates.
+mkdir -p "$work/orig"
+mapfile -t patches < <(series_list)
+for p in "${patches[@]}"; do
+	[[ -d $tree/.pc/$p ]] || die "patch $p is not applied in $tree"
+	(cd "$tree/.pc/$p" && find . -type f ! -name '.*' -printf '%P\n') |
+	while read -r f; do
+		[[ -e $work/orig/$f || -e $work/orig/.new/$f ]] && continue
+		if [[ -s $tree/.pc/$p/$f ]]; then
+			install -D -m644 "$tree/.pc/$p/$f" "$work/orig/$f"
+		else
+			install -D -m644 /dev/null "$work/orig/.new/$f"
+		fi
+	done
+done
+rm -rf "$work/orig/.new"
+
+g() { git -C "$1" -c user.name="Sched Series Team" -c user.email=sched-series@example.org "${@:2}"; }
+mkrepo() {
+	cp -a "$work/orig" "$1"
+	g "$1" init -q
+	g "$1" add -A
+	g "$1" commit -qm base
+}
+
+mkrepo "$work/a"
+for p in "${patches[@]}"; do
+	g "$work/a" am -q --keep-cr "$REPO/patches/$p" ||
+		die "git am failed on $p"
+	mapfile -t extra < <(awk -v p="$p" '$1 == p { for (i = 2; i <= NF; i++) print $i }' \
+		"$REPO/patches/new-files")
+	if [[ ${#extra[@]} -gt 0 ]]; then
+		for f in "${extra[@]}"; do
+			[[ -e $REPO/$f ]] || die "patches/new-files names missing $f"
+			mkdir -p "$work/a/$(dirname "$f")"
+			cp -a "$REPO/$f" "$work/a/$(dirname "$f")/"
+		done
+		g "$work/a" add -A
+		g "$work/a" commit -q --amend --no-edit
+	fi
+done
+
+rm -rf "$outdir"
+mkdir -p "$outdir"
+g "$work/a" format-patch -q --cover-letter --no-signature --zero-commit \
+	-o "$outdir" HEAD~${#patches[@]}
+cover=$(find "$outdir" -name '0000-*.patch')
+if [[ -f $REPO/patches/cover-letter.txt ]]; then
+	subject=$(head -n1 "$REPO/patches/cover-letter.txt")
+	body=$(tail -n +3 "$REPO/patches/cover-letter.txt")
+	SUBJECT=$subject BODY=$body perl -0pi -e \
+		's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJECT}/; s/\*\*\* BLURB HERE \*\*\*/$ENV{BODY}/' "$cover"
+fi
+
+mkrepo "$work/b"
+mapfile -t out < <(find "$outdir" -name '*.patch' ! -name '0000-*' | sort)
+g "$work/b" am -q "${out[@]}" || die "exported series does not apply with git am"
+progress "exported ${#patches[@]} patches and a cover letter to $outdir (git am checked)"

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the harness scripts.  Sourced, never run.
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # variables set here are used by the sourcing scripts
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCHED_CACHE:-/var/cache/schedseries}
+BASE_TARBALL=${BASE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+JOBS=${JOBS:-$(nproc)}
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+T0=${T0:-$(date +%s)}
+export T0
+
+# The kernel tree we build: KSRC when given, else our quilt tree.
+tree_dir() {
+	if [[ -n ${KSRC:-} ]]; then
+		echo "$KSRC"
+	else
+		echo "$CACHE/tree"
+	fi
+}
+
+progress() {
+	printf '[%4ds] %s\n' "$(($(date +%s) - T0))" "$*"
+}
+
+die() {
+	printf 'error: %s\n' "$*" >&2
+	exit 1
+}
+
+# need_pkgs PKG... : install the Debian packages that are missing, saying so.
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[[ ${#missing[@]} -eq 0 ]] && return 0
+	progress "installing Debian packages: ${missing[*]}"
+	[[ $(id -u) -eq 0 ]] || die "missing packages ${missing[*]} and not root to install them"
+	if [[ ! -f $CACHE/.apt-updated ]] ||
+	   [[ -n $(find "$CACHE/.apt-updated" -mmin +720 2>/dev/null) ]]; then
+		apt-get update -qq >/dev/null || die "apt-get update failed"
+		mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >"$CACHE/apt.log" 2>&1 ||
+		die "apt-get install ${missing[*]} failed, see $CACHE/apt.log"
+}
+
+# Cross prefix and image name per architecture.
+arch_vars() {
+	case $1 in
+	x86_64)
+		KARCH=x86_64 CROSS='' KIMAGE=arch/x86/boot/bzImage ;;
+	arm64)
+		KARCH=arm64 CROSS=aarch64-linux-gnu- KIMAGE=arch/arm64/boot/Image ;;
+	*)
+		die "unknown architecture '$1' (x86_64 or arm64)" ;;
+	esac
+}
+
+# run_logged LOG CMD... : run CMD with output in LOG; on failure show its tail.
+run_logged() {
+	local log=$1
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		tail -n 25 "$log" >&2
+		return 1
+	fi
+}
+
+# The patch names listed in patches/series, one a line.
+series_list() {
+	grep -v '^[[:space:]]*\(#\|$\)' "$REPO/patches/series" | awk '{print $1}' || true
+}
+
+# Hash of patches/series and every patch it lists.
+series_hash() {
+	(
+		cd "$REPO/patches" || exit
+		cat series
+		series_list | while read -r p; do cat "$p"; done
+	) | sha256sum | cut -c1-16
+}

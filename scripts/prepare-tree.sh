@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Prepare the kernel tree and apply patches/series to it with quilt.
+#
+# Usage: scripts/prepare-tree.sh [-h]
+#
+# Without KSRC the tree is $SCHED_CACHE/tree, unpacked from Debian's
+# linux-source-6.12 tarball.  With KSRC=/path an existing kernel tree is used
+# in place.  The tree's patches/ is a symlink to this repository's patches/,
+# so `quilt refresh` in the tree edits the repository.  The series is only
+# popped and pushed again when it changed; files the old or new series touch
+# are touched so that make rebuilds them.  Prints the base description on the
+# last line of $tree/.schedseries-base.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,14s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
+[[ $# -eq 0 ]] || usage 2
+
+need_pkgs quilt
+
+tree=$(tree_dir)
+if [[ -n ${KSRC:-} ]]; then
+	[[ -f $KSRC/Makefile && -f $KSRC/kernel/sched/fair.c && -f $KSRC/kernel/sched/features.h ]] ||
+		die "KSRC=$KSRC is not a kernel tree (no Makefile or kernel/sched/fair.c)"
+	base="KSRC $(cd "$KSRC" && git describe --always --dirty 2>/dev/null ||
+		make -s kernelversion 2>/dev/null || echo unknown)"
+else
+	if [[ ! -f $tree/.schedseries-unpacked ]]; then
+		[[ -f $BASE_TARBALL ]] || need_pkgs linux-source-6.12
+		[[ -f $BASE_TARBALL ]] || die "no base tarball at $BASE_TARBALL"
+		progress "unpacking $(basename "$BASE_TARBALL")"
+		rm -rf "$tree" "$CACHE/unpack"
+		mkdir -p "$CACHE/unpack"
+		tar -C "$CACHE/unpack" -xf "$BASE_TARBALL"
+		mv "$CACHE/unpack"/linux-source-* "$tree"
+		rmdir "$CACHE/unpack"
+		touch "$tree/.schedseries-unpacked"
+	fi
+	pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo "?")
+	base="linux-source-6.12 $pkgver ($(make -s -C "$tree" kernelversion))"
+fi
+
+cd "$tree"
+if [[ -e patches && ! -L patches ]]; then
+	die "$tree/patches exists and is not our symlink; move it away"
+fi
+ln -sfn "$REPO/patches" patches
+export QUILT_PATCHES=patches QUILT_PC=.pc
+
+series_hash=$(series_hash)
+stamp=.schedseries-applied
+if [[ -f $stamp && $(cat "$stamp") == "$series_hash" ]]; then
+	progress "series $series_hash already applied to $tree"
+else
+	touched=()
+	if [[ -d .pc ]]; then
+		mapfile -t touched < <(find .pc -mindepth 2 -type f ! -name '.*' |
+			cut -d/ -f3- | sort -u)
+		quilt pop -afq >/dev/null 2>&1 || true
+	fi
+	rm -f "$stamp"
+	npatch=$(series_list | wc -l)
+	progress "applying $npatch patches to $tree"
+	log=$CACHE/quilt-push.log
+	if [[ $npatch -gt 0 ]] && ! quilt push -a >"$log" 2>&1; then
+		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //')
+		hunk=$(grep -m1 -E 'FAILED|malformed|can.t find file' "$log" || true)
+		quilt pop -afq >/dev/null 2>&1 || true
+		die "patch ${failed:-?} does not apply: ${hunk:-see $log} (tree left unpatched, log $log)"
+	fi
+	while IFS= read -r f; do touched+=("$f"); done < <(find .pc -mindepth 2 -type f ! -name '.*' 2>/dev/null |
+		cut -d/ -f3- | sort -u)
+	for f in "${touched[@]}"; do
+		[[ -e $f ]] && touch "$f"
+	done
+	echo "$series_hash" >"$stamp"
+fi
+# Files the series adds, kept as plain files in this repository.
+grep -v '^\s*\(#\|$\)' "$REPO/patches/new-files" | cut -d' ' -f2- | tr ' ' '\n' |
+while read -r f; do
+	[[ -n $f ]] || continue
+	[[ -e $REPO/$f ]] || die "patches/new-files names missing $f"
+	(cd "$REPO" && find "$f" -type f) | while read -r g; do
+		cmp -s "$REPO/$g" "$g" 2>/dev/null || install -D -m644 "$REPO/$g" "$g"
+	done
+done
+printf '%s\nseries %s\n' "$base" "$series_hash" >.schedseries-base
