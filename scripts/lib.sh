@@ -55,7 +55,8 @@ arch_vars() {
 	x86_64)
 		KARCH=x86_64 CROSS='' KIMAGE=arch/x86/boot/bzImage ;;
 	arm64)
-		KARCH=arm64 CROSS=aarch64-linux-gnu- KIMAGE=arch/arm64/boot/Image ;;
+		KARCH=arm64 CROSS=${CROSS_COMPILE_ARM64:-aarch64-linux-gnu-}
+		KIMAGE=arch/arm64/boot/Image ;;
 	*)
 		die "unknown architecture '$1' (x86_64 or arm64)" ;;
 	esac

@@ -24,6 +24,7 @@ usage() {
 [[ $# -eq 0 ]] || usage 2
 
 need_pkgs quilt
+mkdir -p "$CACHE"
 
 tree=$(tree_dir)
 if [[ -n ${KSRC:-} ]]; then
@@ -71,7 +72,8 @@ else
 	log=$CACHE/quilt-push.log
 	if [[ $npatch -gt 0 ]] && ! quilt push -a >"$log" 2>&1; then
 		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //')
-		hunk=$(grep -m1 -E 'FAILED|malformed|can.t find file' "$log" || true)
+		hunk=$(awk '/^patching file/ { f = $3 }
+			/FAILED|malformed|can.t find file/ { print (f ? f ": " : "") $0; exit }' "$log")
 		quilt pop -afq >/dev/null 2>&1 || true
 		die "patch ${failed:-?} does not apply: ${hunk:-see $log} (tree left unpatched, log $log)"
 	fi

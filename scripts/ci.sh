@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Everything CI checks, in one results directory, with one summary line.
+#
+# Usage: scripts/ci.sh [-h] [-o RESULTS]
+#
+#   -o RESULTS  results directory (default results/ci-YYYYmmdd-HHMMSS)
+#
+# Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
+# shell linter on every script, checkpatch.pl --strict on every patch, the
+# export for git am, a build after every patch for x86_64 (default, nostats
+# and nodebug configs) and the harness fault tests.  Then the main job,
+# scripts/run-tests.sh, boots every guest into the same RESULTS.  The last
+# line is "N passed, N failed, N skipped" over all of it; the exit status
+# is 1 when anything failed.  A failed host check does not stop the rest.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,17s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+res=
+while getopts ho: opt; do
+	case $opt in
+	h) usage 0 ;;
+	o) res=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -eq 0 ]] || usage 2
+res=${res:-$REPO/results/ci-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$res/host"
+res=$(realpath "$res")
+progress "CI results in $res"
+
+# host_check NAME CMD...: run CMD, log it, record one TAP case.
+host_check() {
+	local name=$1 rc=0 t
+	shift
+	t=$(date +%s)
+	progress "host check $name: $*"
+	"$@" >"$res/host/$name.log" 2>&1 || rc=$?
+	echo "$rc" >"$res/host/$name.rc"
+	if [[ $rc -eq 0 ]]; then
+		printf '1..1\nok 1 %s\n' "$name" >"$res/host/$name.tap"
+		progress "host check $name passed in $(($(date +%s) - t))s"
+	else
+		printf '1..1\nnot ok 1 %s # %s\n' "$name" \
+			"$(grep -m1 -E '^(error|FAIL)' "$res/host/$name.log" || tail -n1 "$res/host/$name.log")" \
+			>"$res/host/$name.tap"
+		progress "host check $name FAILED in $(($(date +%s) - t))s, log $res/host/$name.log"
+		tail -n 5 "$res/host/$name.log" | sed 's/^/    /'
+	fi
+}
+
+need_pkgs shellcheck git quilt
+mapfile -t scripts < <(cd "$REPO" && find scripts .ci -type f \( -name '*.sh' -o -name run \) | sort)
+host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
+host_check checkpatch "$REPO/scripts/check-series.sh" -c
+host_check export "$REPO/scripts/export-series.sh" "$res/export"
+host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
+[[ -x $REPO/scripts/test-faults.sh ]] &&
+	host_check faults "$REPO/scripts/test-faults.sh"
+
+"$REPO/scripts/run-tests.sh" -o "$res" || true
+"$REPO/scripts/summarize.sh" "$res" >/dev/null || true
+progress "CI done"
+tail -n +1 "$res/summary.txt"
+tail -n1 "$res/summary.txt" | grep -q ' 0 failed'

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The main job: base tree plus series, kernels, selftests, initramfs, then
+# each guest boots, shows its fair features, runs its selftests, and a
+# summary table follows.
+#
+# Usage: scripts/run-tests.sh [-h] [-o RESULTS] [-t TIMEOUT] [GUEST...]
+#
+#   GUEST       guests/NAME.conf to boot (default: every guest)
+#   -o RESULTS  results directory (default results/YYYYmmdd-HHMMSS)
+#   -t TIMEOUT  seconds per guest before QEMU is killed (default 900)
+#
+# Environment: KSRC=/path uses that kernel tree instead of Debian's
+# linux-source-6.12; SCHED_CACHE (default /var/cache/schedseries) holds the
+# trees, builds, ccache and initramfs.
+#
+# RESULTS gets base.txt (base kernel, series hash, git describe), a
+# directory per guest (console.log, TEST.tap, TEST.rc, verdict.txt) and
+# summary.txt.  The last line printed is "N passed, N failed, N skipped"
+# over every test case and every guest boot; the exit status is 1 when
+# anything failed.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,23s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+res=
+timeout=900
+while getopts ho:t: opt; do
+	case $opt in
+	h) usage 0 ;;
+	o) res=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+guests=("$@")
+if [[ ${#guests[@]} -eq 0 ]]; then
+	mapfile -t guests < <(find "$REPO/guests" -maxdepth 1 -name '*.conf' -printf '%f\n' |
+		sed 's/\.conf$//' | sort)
+fi
+for g in "${guests[@]}"; do
+	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
+done
+
+res=${res:-$REPO/results/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$res"
+res=$(realpath "$res")
+progress "results in $res"
+
+need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
+"$REPO/scripts/prepare-tree.sh"
+tree=$(tree_dir)
+{
+	echo "base: $(head -n1 "$tree/.schedseries-base")"
+	echo "series: $(series_hash) ($(series_list | wc -l) patches)"
+	echo "repo: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "host: $(uname -srm), $(nproc) CPUs, $(qemu-system-x86_64 --version | head -n1)"
+} >"$res/base.txt"
+sed 's/^/  /' "$res/base.txt"
+
+archs=()
+for g in "${guests[@]}"; do
+	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	[[ " ${archs[*]} " == *" $a "* ]] || archs+=("$a")
+done
+declare -A kernel initrd
+for a in "${archs[@]}"; do
+	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee /dev/stderr | tail -n1)
+	progress "building selftests for $a"
+	run_logged "$res/selftests-$a.log" "$REPO/scripts/build-selftests.sh" "$a" \
+		"$REPO/build/selftests/$a" || die "selftests do not build for $a, log $res/selftests-$a.log"
+	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
+	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests"
+done
+
+for g in "${guests[@]}"; do
+	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	"$REPO/scripts/run-guest.sh" -t "$timeout" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
+		true
+	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |
+		sed -n '/^=== sched features/{n;p;q}' |
+		grep -oE '(NO_)?(MISFIT|LB_CLASSIFY|SIS_ASYM_PREV|RESCHED_INELIGIBLE|RUN_TO_PARITY|PREEMPT_SHORT)\b' |
+		tr '\n' ' ' || true)
+	progress "$g: fair features at boot: ${features:-<not shown>}"
+done
+
+"$REPO/scripts/summarize.sh" "$res" "${guests[@]}"

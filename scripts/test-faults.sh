@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side tests of the harness's failure paths: each fault must end in a
+# clear one-line error, a non-zero exit and a kept log, within a time bound.
+#
+# Usage: scripts/test-faults.sh [-h] [-k]
+#
+#   -k   keep the scratch directory with every log
+#
+# Faults: a patch that does not apply, a KSRC that is not a kernel tree, a
+# config option that does not take effect, a kernel build failure, a
+# missing cross compiler, a missing QEMU, a guest that panics and a guest
+# that hangs.  The guest faults need the x86_64 kernel and initramfs that
+# scripts/run-tests.sh builds; without them they are skipped.  Prints TAP.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,15s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+keep=0
+while getopts hk opt; do
+	case $opt in
+	h) usage 0 ;;
+	k) keep=1 ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -eq 0 ]] || usage 2
+
+scratch=$(mktemp -d)
+[[ $keep -eq 1 ]] || trap 'rm -rf "$scratch"' EXIT
+n=0
+nfail=0
+
+# expect_fail NAME LIMIT PATTERN CMD...: CMD must exit non-zero within LIMIT
+# seconds and print PATTERN (an ERE) on stderr or stdout.
+expect_fail() {
+	local name=$1 limit=$2 pattern=$3 rc=0 log t
+	shift 3
+	n=$((n + 1))
+	log=$scratch/$name.log
+	t=$(date +%s)
+	timeout -k 5 "$limit" "$@" >"$log" 2>&1 </dev/null || rc=$?
+	t=$(($(date +%s) - t))
+	if [[ $rc -eq 0 ]]; then
+		echo "not ok $n $name # exited 0"
+	elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
+		echo "not ok $n $name # hung: killed after ${limit}s"
+	elif ! grep -qE "$pattern" "$log"; then
+		echo "not ok $n $name # no message matching '$pattern'; got: $(tail -n1 "$log")"
+	else
+		echo "ok $n $name # exit $rc in ${t}s: $(grep -m1 -E "$pattern" "$log" | cut -c1-120)"
+		return 0
+	fi
+	sed 's/^/# /' "$log" | tail -n 15
+	nfail=$((nfail + 1))
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+echo "TAP version 13"
+echo "1..8"
+
+# A tree that looks like a kernel but where no patch applies.
+fake=$scratch/fake-tree
+mkdir -p "$fake/kernel/sched"
+echo 'VERSION = 0' >"$fake/Makefile"
+for f in fair.c features.h sched.h core.c debug.c; do
+	echo "/* not the file the series expects */" >"$fake/kernel/sched/$f"
+done
+expect_fail patch-does-not-apply 60 '^error: patch .* does not apply' \
+	env KSRC="$fake" SCHED_CACHE="$scratch/cache" "$REPO/scripts/prepare-tree.sh"
+[[ -s $fake/.pc/applied-patches ]] &&
+	echo "# warning: fake tree left with patches applied"
+
+mkdir -p "$scratch/not-a-tree"
+expect_fail ksrc-not-a-kernel-tree 30 '^error: KSRC=.* is not a kernel tree' \
+	env KSRC="$scratch/not-a-tree" "$REPO/scripts/prepare-tree.sh"
+
+echo 'CONFIG_SCHEDSERIES_NO_SUCH_OPTION=y' >"$scratch/bad.config"
+expect_fail config-not-taken 300 '^error: config options did not take effect.*CONFIG_SCHEDSERIES_NO_SUCH_OPTION=y' \
+	"$REPO/scripts/build-kernel.sh" -n fault-config x86_64 "$scratch/bad.config"
+
+expect_fail kernel-build-fails 300 '^error: kernel build failed' \
+	"$REPO/scripts/build-kernel.sh" -n fault-config -t kernel/sched/schedseries-no-such-file.o x86_64
+
+expect_fail no-cross-compiler 60 '^error: no compiler schedseries-none-gcc' \
+	env CROSS_COMPILE_ARM64=schedseries-none- "$REPO/scripts/build-kernel.sh" -n fault-arm64 arm64
+
+kernel=$CACHE/out/x86_64/arch/x86/boot/bzImage
+initrd=$CACHE/initramfs-x86_64.cpio.gz
+sed 's/^QEMU=.*/QEMU=qemu-system-schedseries-none/' "$REPO/guests/x86_64-numa.conf" >"$scratch/noqemu.conf"
+expect_fail no-qemu 30 '^error: no qemu-system-schedseries-none' \
+	"$REPO/scripts/run-guest.sh" -o "$scratch/noqemu" "$scratch/noqemu.conf" /dev/null /dev/null
+
+if [[ -f $kernel && -f $initrd ]]; then
+	expect_fail guest-panics 300 '^FAIL x86_64-numa: kernel panic' \
+		"$REPO/scripts/run-guest.sh" -t 240 -T "" -o "$scratch/panic" \
+		-c "rdinit=/schedseries-no-such-init" x86_64-numa "$kernel" "$initrd"
+	[[ -s $scratch/panic/console.log ]] || echo "# warning: panic run kept no console.log"
+	expect_fail guest-hangs 300 '^FAIL x86_64-numa: timeout after 60s' \
+		"$REPO/scripts/run-guest.sh" -t 60 -T "" -o "$scratch/hang" \
+		-x /bin/sleep,100000 x86_64-numa "$kernel" "$initrd"
+else
+	skip guest-panics "no x86_64 kernel and initramfs yet (run make test)"
+	skip guest-hangs "no x86_64 kernel and initramfs yet (run make test)"
+fi
+
+echo "# $((n - nfail)) passed, $nfail failed"
+[[ $nfail -eq 0 ]]
