@@ -96,5 +96,5 @@ for p in "${patches[@]}"; do
 	done
 	progress "bisect ok: $n/${#patches[@]} $p (${archs[*]}; ${variants[*]})"
 done
-series_hash >.schedseries-applied
+series_stamp >.schedseries-applied
 progress "series builds after every patch"

@@ -85,3 +85,11 @@ series_hash() {
 		series_list | while read -r p; do cat "$p"; done
 	) | sha256sum | cut -c1-16
 }
+
+# "patch sha256" for every patch of the series: what prepare-tree.sh records
+# in the tree as applied.
+series_stamp() {
+	series_list | while read -r p; do
+		echo "$p $(sha256sum <"$REPO/patches/$p" | cut -c1-16)"
+	done
+}

@@ -55,35 +55,64 @@ fi
 ln -sfn "$REPO/patches" patches
 export QUILT_PATCHES=patches QUILT_PC=.pc
 
-series_hash=$(series_hash)
+# The stamp lists "patch sha256" for every applied patch.  Only the patches
+# from the first one that differs on are popped and pushed again, so an
+# edit of a late patch rebuilds only what that patch touches.
 stamp=.schedseries-applied
-if [[ -f $stamp && $(cat "$stamp") == "$series_hash" ]]; then
-	progress "series $series_hash already applied to $tree"
+want=$(series_stamp)
+have=$(cat "$stamp" 2>/dev/null || true)
+if [[ -d .pc && -z $have ]] || [[ ! -d .pc && -n $have ]]; then
+	have="?"
+fi
+if [[ $have == "$want" ]]; then
+	progress "series already applied to $tree"
 else
-	touched=()
-	if [[ -d .pc ]]; then
-		mapfile -t touched < <(find .pc -mindepth 2 -type f ! -name '.*' |
-			cut -d/ -f3- | sort -u)
-		quilt pop -afq >/dev/null 2>&1 || true
+	keep=0
+	if [[ $have != "?" ]]; then
+		mapfile -t a <<<"$have"
+		mapfile -t b <<<"$want"
+		while [[ $keep -lt ${#a[@]} && $keep -lt ${#b[@]} &&
+			 -n ${a[keep]} && ${a[keep]} == "${b[keep]}" ]]; do
+			keep=$((keep + 1))
+		done
 	fi
 	rm -f "$stamp"
+	mapfile -t applied < <(quilt applied 2>/dev/null || true)
+	touched=()
+	for ((i = keep; i < ${#applied[@]}; i++)); do
+		p=${applied[i]#patches/}
+		[[ -d .pc/$p ]] && mapfile -t -O "${#touched[@]}" touched < <(
+			cd ".pc/$p" && find . -type f ! -name '.*' -printf '%P\n')
+	done
+	if [[ ${#applied[@]} -gt $keep ]]; then
+		if [[ $keep -eq 0 ]]; then
+			quilt pop -afq >/dev/null 2>&1 || true
+		else
+			quilt pop -fq "${applied[keep - 1]}" >/dev/null 2>&1 || true
+		fi
+	fi
 	npatch=$(series_list | wc -l)
-	progress "applying $npatch patches to $tree"
+	progress "applying patches $((keep + 1))-$npatch of $npatch to $tree"
 	log=$CACHE/quilt-push.log
-	if [[ $npatch -gt 0 ]] && ! quilt push -a >"$log" 2>&1; then
+	if [[ $npatch -gt $keep ]] && ! quilt push -a >"$log" 2>&1; then
 		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //')
 		hunk=$(awk '/^patching file/ { f = $3 }
 			/FAILED|malformed|can.t find file/ { print (f ? f ": " : "") $0; exit }' "$log")
 		quilt pop -afq >/dev/null 2>&1 || true
 		die "patch ${failed:-?} does not apply: ${hunk:-see $log} (tree left unpatched, log $log)"
 	fi
-	while IFS= read -r f; do touched+=("$f"); done < <(find .pc -mindepth 2 -type f ! -name '.*' 2>/dev/null |
-		cut -d/ -f3- | sort -u)
+	mapfile -t applied < <(quilt applied 2>/dev/null || true)
+	for ((i = keep; i < ${#applied[@]}; i++)); do
+		p=${applied[i]#patches/}
+		mapfile -t -O "${#touched[@]}" touched < <(
+			cd ".pc/$p" && find . -type f ! -name '.*' -printf '%P\n')
+	done
 	for f in "${touched[@]}"; do
 		[[ -e $f ]] && touch "$f"
 	done
-	echo "$series_hash" >"$stamp"
+	echo "$want" >"$stamp"
 fi
+series_hash=$(series_hash)
 # Files the series adds, kept as plain files in this repository.
 grep -v '^\s*\(#\|$\)' "$REPO/patches/new-files" | cut -d' ' -f2- | tr ' ' '\n' |
 while read -r f; do
