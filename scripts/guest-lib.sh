@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers shared by the guest-side scripts (mk-dtb.sh, run-guest.sh).
+# Sourced after lib.sh, never run.
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # GUEST_* are used by the sourcing scripts
+
+# guest_load NAME|PATH : source guests/NAME.conf (or PATH) and check that the
+# keys every guest needs are there.  Sets GUEST_NAME and GUEST_CONF.
+guest_load() {
+	local g=$1 k
+	if [[ -f $g ]]; then
+		GUEST_CONF=$(realpath "$g")
+	elif [[ -f $REPO/guests/$g.conf ]]; then
+		GUEST_CONF=$REPO/guests/$g.conf
+	else
+		local have=("$REPO"/guests/*.conf)
+		have=("${have[@]##*/}")
+		die "no guest '$g' (have: ${have[*]%.conf})"
+	fi
+	GUEST_NAME=$(basename "$GUEST_CONF" .conf)
+	# shellcheck source=/dev/null
+	. "$GUEST_CONF"
+	for k in GUEST_ARCH QEMU QEMU_MACHINE QEMU_ACCEL QEMU_CPU QEMU_SMP QEMU_MEM \
+		 QEMU_9P_DEVICE KERNEL_CONSOLE DTB EXPECT_NCPUS EXPECT_NODES; do
+		[[ -n ${!k:-} ]] || die "$GUEST_CONF: $k is not set"
+	done
+}
+
+# cpulist_expand LIST : "0-2,5" -> "0 1 2 5"
+cpulist_expand() {
+	local part out=() i
+	local -a parts
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+			for ((i = BASH_REMATCH[1]; i <= BASH_REMATCH[2]; i++)); do
+				out+=("$i")
+			done
+		elif [[ $part =~ ^[0-9]+$ ]]; then
+			out+=("$part")
+		else
+			die "bad CPU list '$1' (at '$part')"
+		fi
+	done
+	echo "${out[*]}"
+}

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one test guest under QEMU (TCG) and judge the run.
+#
+# Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
+#                             [-T TESTS] [-x CMD] GUEST KERNEL INITRAMFS
+#
+#   GUEST       a name from guests/ (x86_64-numa, arm64-juno, arm64-dynamiq)
+#               or the path of a .conf
+#   KERNEL      bzImage or Image, e.g. from scripts/build-kernel.sh
+#   INITRAMFS   from scripts/mk-initramfs.sh
+#   -t TIMEOUT  seconds before QEMU is killed (default 300)
+#   -o DIR      results directory (default results/GUEST-YYYYmmdd-HHMMSS);
+#               shared with the guest over 9p as /results
+#   -c CMDLINE  extra kernel command line, appended last
+#   -T TESTS    tests to run, comma or space separated (default GUEST_TESTS
+#               from the conf; "" runs none)
+#   -x CMD      also run CMD in the guest: a path, arguments after commas
+#   -v          copy the guest console to stdout as it comes
+#
+# The console goes to DIR/console.log, each test's output to DIR/TEST.tap
+# and its exit status to DIR/TEST.rc.  The run fails, with one "FAIL GUEST:
+# reason" line and exit status 1, on a kernel panic, a BUG/WARNING/Oops/
+# lockdep/RCU stall/KASAN/UBSAN line, a timeout, a topology mismatch, a
+# missing DIR/guest.done or a test that neither passed nor skipped.
+# Otherwise it prints "PASS GUEST: ..." and exits 0.  DIR/verdict.txt keeps
+# the verdict and DIR/qemu.cmd the QEMU command line.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
+
+usage() {
+	sed -n '3,29s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+timeout=300
+outdir=
+extra_cmdline=
+tests=
+tests_given=0
+guestcmd=
+verbose=0
+while getopts hvt:o:c:T:x: opt; do
+	case $opt in
+	h) usage 0 ;;
+	v) verbose=1 ;;
+	t) timeout=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	c) extra_cmdline=$OPTARG ;;
+	T) tests=$OPTARG tests_given=1 ;;
+	x) guestcmd=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -eq 3 ]] || usage 2
+[[ $timeout =~ ^[1-9][0-9]*$ ]] || die "bad timeout '$timeout' (seconds, > 0)"
+[[ $guestcmd != *[[:space:]]* ]] || die "bad -x '$guestcmd': no spaces, separate arguments with commas"
+guest_load "$1"
+kernel=$2
+initramfs=$3
+[[ -f $kernel ]] || die "no kernel image '$kernel'"
+[[ -f $initramfs ]] || die "no initramfs '$initramfs'"
+[[ $tests_given -eq 1 ]] || tests=${GUEST_TESTS:-}
+tests=$(echo "$tests" | tr ' ' ',' | tr -s ',' | sed 's/^,//; s/,$//')
+[[ $tests =~ ^[A-Za-z0-9_.,-]*$ ]] || die "bad test list '$tests'"
+# shellcheck disable=SC2153 # QEMU comes from the guest conf
+command -v "$QEMU" >/dev/null || die "no $QEMU"
+
+outdir=${outdir:-$REPO/results/$GUEST_NAME-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$outdir"
+outdir=$(realpath "$outdir")
+rm -f "$outdir"/{console.log,qemu.log,guest.done,verdict.txt,topology.rc,topology.txt} \
+      "$outdir"/*.tap "$outdir"/*.rc "$outdir"/cmd.out
+console=$outdir/console.log
+: >"$console"
+
+# Kernel command line: console, panic handling, and what the guest checks.
+cmdline="console=$KERNEL_CONSOLE panic=-1 printk.time=1 rdinit=/init"
+cmdline+=" schedseries.ncpus=$EXPECT_NCPUS schedseries.nodes=$EXPECT_NODES"
+[[ -n ${EXPECT_NODE_CPUS:-} ]] && cmdline+=" schedseries.node_cpus=${EXPECT_NODE_CPUS// /:}"
+[[ -n ${EXPECT_NUMA_LEVELS:-} ]] && cmdline+=" schedseries.numa_levels=$EXPECT_NUMA_LEVELS"
+[[ -n ${EXPECT_CAPACITY:-} ]] && cmdline+=" schedseries.capacity=$EXPECT_CAPACITY"
+[[ -n ${EXPECT_ASYM:-} ]] && cmdline+=" schedseries.asym=$EXPECT_ASYM"
+[[ -n $tests ]] && cmdline+=" schedseries.tests=$tests"
+[[ -n $guestcmd ]] && cmdline+=" schedseries.cmd=$guestcmd"
+[[ -n $extra_cmdline ]] && cmdline+=" $extra_cmdline"
+
+qemu=("$QEMU" -machine "$QEMU_MACHINE" -accel "$QEMU_ACCEL" -cpu "$QEMU_CPU"
+      -smp "$QEMU_SMP" -m "$QEMU_MEM" -nodefaults -display none -monitor none
+      -serial "file:$console" -no-reboot
+      -kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
+      -fsdev "local,id=results,path=$outdir,security_model=none"
+      -device "$QEMU_9P_DEVICE,fsdev=results,mount_tag=results")
+
+if [[ -n ${NUMA_NODES:-} ]]; then
+	read -ra sockets <<<"$NUMA_NODE_SOCKETS"
+	read -ra slit <<<"$NUMA_SLIT"
+	[[ ${#sockets[@]} -eq $NUMA_NODES ]] ||
+		die "$GUEST_CONF: NUMA_NODE_SOCKETS '$NUMA_NODE_SOCKETS' is not $NUMA_NODES entries"
+	[[ ${#slit[@]} -eq $NUMA_NODES ]] ||
+		die "$GUEST_CONF: NUMA_SLIT has ${#slit[@]} rows for $NUMA_NODES nodes"
+	for ((n = 0; n < NUMA_NODES; n++)); do
+		qemu+=(-object "memory-backend-ram,id=m$n,size=$NUMA_NODE_MEM"
+		       -numa "node,nodeid=$n,memdev=m$n"
+		       -numa "cpu,node-id=$n,socket-id=${sockets[n]}")
+	done
+	for ((n = 0; n < NUMA_NODES; n++)); do
+		IFS=, read -ra row <<<"${slit[n]}"
+		[[ ${#row[@]} -eq $NUMA_NODES ]] ||
+			die "$GUEST_CONF: NUMA_SLIT row $n '${slit[n]}' is not $NUMA_NODES entries"
+		for ((m = 0; m < NUMA_NODES; m++)); do
+			[[ $m -eq $n ]] && continue
+			qemu+=(-numa "dist,src=$n,dst=$m,val=${row[m]}")
+		done
+	done
+fi
+if [[ $DTB == yes ]]; then
+	"$REPO/scripts/mk-dtb.sh" "$GUEST_CONF" "$outdir/guest.dtb"
+	qemu+=(-dtb "$outdir/guest.dtb")
+fi
+printf '%q ' "${qemu[@]}" >"$outdir/qemu.cmd"
+echo >>"$outdir/qemu.cmd"
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+verdict() {
+	echo "$1" | tee "$outdir/verdict.txt"
+	[[ $1 == PASS* ]] && exit 0
+	progress "logs in $outdir"
+	exit 1
+}
+
+progress "$GUEST_NAME: starting QEMU ($QEMU_SMP, timeout ${timeout}s), results in $outdir"
+start=$(now)
+timeout -k 10 "$timeout" "${qemu[@]}" </dev/null >"$outdir/qemu.log" 2>&1 &
+qpid=$!
+trap 'kill "$qpid" 2>/dev/null || true' EXIT
+
+# Follow the console while QEMU runs: one progress line per stage.
+seen=0
+boot_wall=
+boot_guest=
+follow() {
+	local total line
+	total=$(wc -l <"$console")
+	[[ $total -gt $seen ]] || return 0
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		[[ $verbose -eq 1 ]] && printf '%s\n' "$line"
+		case $line in
+		SCHEDSERIES-GUEST-START*)
+			boot_wall=$(since "$start")
+			boot_guest=$(sed -n 's/.*uptime=\([0-9.]*\).*/\1/p' <<<"$line")
+			progress "$GUEST_NAME: init running after ${boot_wall}s wall, ${boot_guest}s guest uptime"
+			;;
+		SCHEDSERIES-TOPOLOGY*|SCHEDSERIES-FAIL*|SCHEDSERIES-GUEST-EXIT*)
+			progress "$GUEST_NAME: ${line#SCHEDSERIES-}" ;;
+		SCHEDSERIES-TEST-START*)
+			progress "$GUEST_NAME: running test $(awk '{print $2}' <<<"$line")" ;;
+		SCHEDSERIES-TEST-END*)
+			progress "$GUEST_NAME: test ${line#SCHEDSERIES-TEST-END }" ;;
+		*"Kernel panic"*)
+			progress "$GUEST_NAME: ${line#*\] }" ;;
+		esac
+	done < <(head -n "$total" "$console" | tail -n +$((seen + 1)))
+	seen=$total
+}
+while kill -0 "$qpid" 2>/dev/null; do
+	follow
+	sleep 0.3
+done
+rc=0
+wait "$qpid" || rc=$?
+trap - EXIT
+follow
+wall=$(since "$start")
+progress "$GUEST_NAME: QEMU exited with $rc after ${wall}s"
+
+# The judgement, most telling reason first.
+clean=$(tr -d '\r' <"$console" | grep -v '^SCHEDSERIES-' || true)
+if ! grep -q 'Linux version' <<<"$clean" && [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]]; then
+	verdict "FAIL $GUEST_NAME: QEMU failed (exit $rc): $(tail -n1 "$outdir/qemu.log")"
+fi
+line=$(grep -m1 'Kernel panic' <<<"$clean" || true)
+[[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel panic: ${line#\[*\] }"
+badness='BUG:|WARNING:|lockdep|possible recursive locking|INFO: rcu_.*stall|KASAN|UBSAN|Oops'
+line=$(grep -m1 -E "$badness" <<<"$clean" || true)
+[[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel badness: ${line#\[*\] }"
+if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+	last=$(tr -d '\r' <"$console" | sed '/^$/d' | tail -n1)
+	verdict "FAIL $GUEST_NAME: timeout after ${timeout}s, last console line: ${last:-<none>}"
+fi
+line=$(tr -d '\r' <"$console" | sed -n 's/^SCHEDSERIES-FAIL: topology: //p' | paste -sd';' - | sed 's/;/; /g')
+[[ -n $line ]] && verdict "FAIL $GUEST_NAME: topology mismatch: $line"
+[[ -f $outdir/guest.done ]] ||
+	verdict "FAIL $GUEST_NAME: no guest.done (QEMU exit $rc), guest did not finish"
+failed=()
+summary=()
+for t in ${tests//,/ } ${guestcmd:+cmd}; do
+	trc=$(cat "$outdir/$t.rc" 2>/dev/null || echo missing)
+	case $trc in
+	0) summary+=("$t=ok") ;;
+	4) summary+=("$t=skip") ;;
+	124) failed+=("$t=timeout") ;;
+	*) failed+=("$t=rc$trc") ;;
+	esac
+done
+[[ ${#failed[@]} -eq 0 ]] ||
+	verdict "FAIL $GUEST_NAME: tests failed: ${failed[*]} (see $outdir/TEST.tap)"
+done_rc=$(sed -n 's/^rc=//p' "$outdir/guest.done")
+[[ $done_rc == 0 ]] ||
+	verdict "FAIL $GUEST_NAME: guest reported rc=$done_rc: $(tr -d '\r' <"$console" | grep -m1 '^SCHEDSERIES-FAIL' || echo 'see console.log')"
+verdict "PASS $GUEST_NAME: ${summary[*]:-no tests} (boot ${boot_wall:-?}s wall/${boot_guest:-?}s guest, total ${wall}s)"
