@@ -9,9 +9,11 @@
 #
 # Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
 # shell linter on every script, checkpatch.pl --strict on every patch, the
-# export for git am, a build after every patch for x86_64 (default, nostats
-# and nodebug configs) and the harness fault tests.  Then the main job,
-# scripts/run-tests.sh, boots every guest into the same RESULTS.  The last
+# export for git am and a build after every patch for x86_64 (default,
+# nostats and nodebug configs).  Then the main job, scripts/run-tests.sh,
+# boots every guest into the same RESULTS.  Then the harness fault tests
+# and the mutation test (the behaviour tests must fail on a kernel whose
+# flags do nothing).  The last
 # line is "N passed, N failed, N skipped" over all of it; the exit status
 # is 1 when anything failed.  A failed host check does not stop the rest.
 set -euo pipefail
@@ -63,10 +65,11 @@ host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
-[[ -x $REPO/scripts/test-faults.sh ]] &&
-	host_check faults "$REPO/scripts/test-faults.sh"
 
 "$REPO/scripts/run-tests.sh" -o "$res" || true
+
+host_check faults "$REPO/scripts/test-faults.sh"
+host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
 progress "CI done"
 tail -n +1 "$res/summary.txt"

@@ -98,8 +98,10 @@ expect_fail no-cross-compiler 60 '^error: no compiler schedseries-none-gcc' \
 kernel=$CACHE/out/x86_64/arch/x86/boot/bzImage
 initrd=$CACHE/initramfs-x86_64.cpio.gz
 sed 's/^QEMU=.*/QEMU=qemu-system-schedseries-none/' "$REPO/guests/x86_64-numa.conf" >"$scratch/noqemu.conf"
+touch "$scratch/Image" "$scratch/initrd"
 expect_fail no-qemu 30 '^error: no qemu-system-schedseries-none' \
-	"$REPO/scripts/run-guest.sh" -o "$scratch/noqemu" "$scratch/noqemu.conf" /dev/null /dev/null
+	"$REPO/scripts/run-guest.sh" -o "$scratch/noqemu" "$scratch/noqemu.conf" \
+	"$scratch/Image" "$scratch/initrd"
 
 if [[ -f $kernel && -f $initrd ]]; then
 	expect_fail guest-panics 300 '^FAIL x86_64-numa: kernel panic' \

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Show that the behaviour tests can fail: build the kernel with every flag
+# neutered (each sched_feat() test of the four flags replaced by the
+# flag's default, so toggling it changes nothing), boot the guests and
+# expect each behaviour test to FAIL while the features test still passes.
+# The tree and kernels are restored afterwards, also on error.
+#
+# Usage: scripts/test-mutations.sh [-h] [-o RESULTS] [GUEST...]
+#
+#   GUEST       guests to boot (default: arm64-juno x86_64-numa)
+#   -o RESULTS  results directory (default results/mutations-YYYYmmdd-HHMMSS)
+#
+# Prints TAP: one case per guest and test, "ok" when the outcome is the
+# expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
+# PASS for features).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,18s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+res=
+while getopts ho: opt; do
+	case $opt in
+	h) usage 0 ;;
+	o) res=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+guests=("$@")
+[[ ${#guests[@]} -gt 0 ]] || guests=(arm64-juno x86_64-numa)
+res=${res:-$REPO/results/mutations-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$res"
+
+"$REPO/scripts/prepare-tree.sh" >/dev/null
+tree=$(tree_dir)
+fair=$tree/kernel/sched/fair.c
+backup=$res/fair.c.orig
+cp -p "$fair" "$backup"
+
+archs=()
+for g in "${guests[@]}"; do
+	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g'"
+	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	[[ " ${archs[*]} " == *" $a "* ]] || archs+=("$a")
+done
+
+restore() {
+	cp "$backup" "$fair"
+	touch "$fair"
+	for a in "${archs[@]}"; do
+		"$REPO/scripts/build-kernel.sh" "$a" >/dev/null 2>&1 ||
+			echo "# warning: rebuilding the $a kernel after the mutation failed" >&2
+	done
+}
+trap restore EXIT
+
+declare -A default=([MISFIT]=1 [LB_CLASSIFY]=1 [SIS_ASYM_PREV]=1 [RESCHED_INELIGIBLE]=0)
+for f in "${!default[@]}"; do
+	n=$(grep -c "sched_feat($f)" "$fair" || true)
+	[[ $n -gt 0 ]] || die "no sched_feat($f) in $fair to mutate"
+	sed -i "s/sched_feat($f)/${default[$f]}/g" "$fair"
+	progress "neutered $n sched_feat($f) tests"
+done
+
+echo "TAP version 13"
+echo "1..$((${#guests[@]} * 5))"
+n=0 nfail=0
+declare -A kernel initrd
+for a in "${archs[@]}"; do
+	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
+	"$REPO/scripts/build-selftests.sh" "$a" "$REPO/build/selftests/$a" >/dev/null
+	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
+	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests" >/dev/null
+done
+for g in "${guests[@]}"; do
+	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	tests="features misfit asym_prev lb_classify eevdf_ineligible"
+	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
+	for t in $tests; do
+		n=$((n + 1))
+		rc=$(cat "$res/$g/$t.rc" 2>/dev/null || echo missing)
+		case $t:$rc in
+		features:0)
+			echo "ok $n $g $t: rc=$rc as expected" ;;
+		*:4)
+			echo "ok $n $g $t # SKIP not applicable on this guest" ;;
+		features:*)
+			echo "not ok $n $g $t: rc=$rc, features must still pass"; nfail=$((nfail + 1)) ;;
+		*:0)
+			echo "not ok $n $g $t: passed with the flag neutered"; nfail=$((nfail + 1)) ;;
+		*:missing | *:124)
+			echo "not ok $n $g $t: rc=$rc, did not run to the end"; nfail=$((nfail + 1)) ;;
+		*)
+			echo "ok $n $g $t: failed (rc=$rc) with the flag neutered: $(grep -m1 '^not ok' "$res/$g/$t.tap" | cut -c1-80)" ;;
+		esac
+	done
+done
+echo "# $((n - nfail)) as expected, $nfail not"
+[[ $nfail -eq 0 ]]
