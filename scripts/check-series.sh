@@ -88,7 +88,7 @@ n=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
 	quilt push -q >/dev/null || die "patch $p does not apply"
-	find .pc -mindepth 2 -type f ! -name '.*' | cut -d/ -f3- | sort -u | xargs -r touch
+	find .pc -mindepth 2 -type f ! -name .timestamp | cut -d/ -f3- | sort -u | xargs -r touch
 	for a in "${archs[@]}"; do
 		for v in "${variants[@]}"; do
 			build "$a" "$v" "patch $n/${#patches[@]} ($p)"

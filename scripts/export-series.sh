@@ -38,7 +38,7 @@ mkdir -p "$work/orig"
 mapfile -t patches < <(series_list)
 for p in "${patches[@]}"; do
 	[[ -d $tree/.pc/$p ]] || die "patch $p is not applied in $tree"
-	(cd "$tree/.pc/$p" && find . -type f ! -name '.*' -printf '%P\n') |
+	(cd "$tree/.pc/$p" && find . -type f ! -name .timestamp -printf '%P\n') |
 	while read -r f; do
 		[[ -e $work/orig/$f || -e $work/orig/.new/$f ]] && continue
 		if [[ -s $tree/.pc/$p/$f ]]; then

@@ -82,7 +82,7 @@ else
 	for ((i = keep; i < ${#applied[@]}; i++)); do
 		p=${applied[i]#patches/}
 		[[ -d .pc/$p ]] && mapfile -t -O "${#touched[@]}" touched < <(
-			cd ".pc/$p" && find . -type f ! -name '.*' -printf '%P\n')
+			cd ".pc/$p" && find . -type f ! -name .timestamp -printf '%P\n')
 	done
 	if [[ ${#applied[@]} -gt $keep ]]; then
 		if [[ $keep -eq 0 ]]; then
@@ -105,7 +105,7 @@ else
 	for ((i = keep; i < ${#applied[@]}; i++)); do
 		p=${applied[i]#patches/}
 		mapfile -t -O "${#touched[@]}" touched < <(
-			cd ".pc/$p" && find . -type f ! -name '.*' -printf '%P\n')
+			cd ".pc/$p" && find . -type f ! -name .timestamp -printf '%P\n')
 	done
 	for f in "${touched[@]}"; do
 		[[ -e $f ]] && touch "$f"
