@@ -68,6 +68,8 @@ if [[ ! -f $out/.config || $(cat "$out/.frag-hash" 2>/dev/null) != "$fhash" ]]; 
 		die "merge_config.sh failed for $name, log $out/config.log"
 	run_logged "$out/config.log" "${mk[@]}" olddefconfig ||
 		die "olddefconfig failed for $name, log $out/config.log"
+	# What the fragments ask for, the last fragment winning, as OPT=VAL
+	# with "n" for "# CONFIG_X is not set".
 	bad=()
 	while IFS= read -r line; do
 		opt=${line%%=*}
@@ -77,12 +79,9 @@ if [[ ! -f $out/.config || $(cat "$out/.frag-hash" 2>/dev/null) != "$fhash" ]]; 
 		else
 			grep -qxF "$line" "$out/.config" || bad+=("$line")
 		fi
-	done < <(cat "${frags[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=')
-	while IFS= read -r line; do
-		opt=${line#\# }
-		opt=${opt%% is not set}
-		grep -qx "$opt=.*" "$out/.config" && bad+=("$opt=n")
-	done < <(cat "${frags[@]}" | grep -E '^# CONFIG_[A-Za-z0-9_]+ is not set')
+	done < <(cat "${frags[@]}" | sed -nE 's/^# (CONFIG_[A-Za-z0-9_]+) is not set$/\1=n/p; /^CONFIG_[A-Za-z0-9_]+=/p' |
+		awk -F= '{ v[$1] = $0; if (!($1 in o)) o[$1] = n++ } END { for (k in v) print o[k], v[k] }' |
+		sort -n | cut -d' ' -f2-)
 	if [[ ${#bad[@]} -gt 0 ]]; then
 		die "config options did not take effect for $name: ${bad[*]} (config $out/.config)"
 	fi
