@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels check bisect export selftests shellcheck clean
+.PHONY: help test ci tree kernels check bisect export selftests shellcheck stress rootfs clean
 
 help:
 	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
@@ -18,6 +18,8 @@ help:
 	@echo "make export      write export/: the series for git am, with a cover letter"
 	@echo "make selftests   build the selftests for x86_64 and arm64"
 	@echo "make shellcheck  shellcheck every script"
+	@echo "make stress      debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q: 2 min)"
+	@echo "make rootfs      the Debian tool userland per arch (hackbench, sysbench, stress-ng)"
 	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-6.12),"
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
 
@@ -51,6 +53,14 @@ selftests:
 
 shellcheck:
 	shellcheck scripts/*.sh .ci/run
+
+STRESS_OPTS ?=
+stress:
+	scripts/stress.sh $(STRESS_OPTS) $(GUESTS)
+
+rootfs:
+	scripts/mk-rootfs.sh x86_64
+	scripts/mk-rootfs.sh arm64
 
 clean:
 	rm -rf build export

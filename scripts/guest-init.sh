@@ -17,11 +17,17 @@
 #   schedseries.cmd=PATH[,ARG...]  run one more command (commas become
 #                                  spaces); output in /results/cmd.out
 #   schedseries.shell=1            drop to a shell at the end, no reboot
+#   schedseries.tools=1            mount the 9p share "tools" (a Debian
+#                                  root from scripts/mk-rootfs.sh) at /tools
 #
 # The host's results directory is mounted over 9p (tag "results") at
 # /results.  Each test writes /results/T.tap (stdout and stderr) and
 # /results/T.rc (its exit status, 124 on timeout).  The topology check
-# writes /results/topology.txt and topology.rc.  At the end /results/guest.done
+# writes /results/topology.txt and topology.rc.  With schedseries.tools=1
+# the tools share is mounted read-only at /tools, and /lib, /lib64 and
+# /usr/lib point into it, so its dynamically linked programs
+# (/tools/usr/bin/hackbench, ...) run as they are; the /tools directories
+# come last in PATH, after busybox's.  At the end /results/guest.done
 # holds "rc=N" and the console gets "SCHEDSERIES-GUEST-EXIT rc=N"; rc is 0
 # when the topology matched and every test passed or skipped (exit 0 or 4).
 # Console lines starting with SCHEDSERIES- are what scripts/run-guest.sh
@@ -68,6 +74,18 @@ else
 	echo "SCHEDSERIES-FAIL: cannot mount the 9p results share (tag 'results')"
 	results_ok=0
 	rc=1
+fi
+
+if [ "$(arg tools 0)" = 1 ]; then
+	mkdir -p /tools
+	if mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144 tools /tools; then
+		for d in /lib /lib64 /usr/lib; do
+			[ -e "$d" ] || [ -L "$d" ] || ln -s "/tools$d" "$d"
+		done
+		PATH=$PATH:/tools/usr/sbin:/tools/usr/bin:/tools/sbin:/tools/bin
+	else
+		echo "SCHEDSERIES-WARN: cannot mount the 9p tools share (tag 'tools')"
+	fi
 fi
 
 echo "=== sched features"

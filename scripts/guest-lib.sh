@@ -4,6 +4,18 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # GUEST_* are used by the sourcing scripts
 
+# Console lines that fail a run: kernel splats of any kind.  GUEST_BENIGN
+# are lines that match but are no splat: the boot banner of CONFIG_PROVE_RCU.
+GUEST_BADNESS='BUG:|WARNING:|lockdep|possible recursive locking|INFO: rcu_.*stall|KASAN|UBSAN|Oops'
+GUEST_BENIGN='RCU lockdep checking is enabled'
+
+# console_badness FILE : the splat lines of a console log, in order (not
+# our own SCHEDSERIES- lines, which carry test output).
+console_badness() {
+	tr -d '\r' <"$1" | grep -v '^SCHEDSERIES-' | grep -v -E "$GUEST_BENIGN" |
+		grep -E "$GUEST_BADNESS" || true
+}
+
 # guest_load NAME|PATH : source guests/NAME.conf (or PATH) and check that the
 # keys every guest needs are there.  Sets GUEST_NAME and GUEST_CONF.
 guest_load() {

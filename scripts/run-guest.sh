@@ -4,7 +4,8 @@
 # Boot one test guest under QEMU (TCG) and judge the run.
 #
 # Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
-#                             [-T TESTS] [-x CMD] GUEST KERNEL INITRAMFS
+#                             [-T TESTS] [-x CMD] [-r ROOTDIR]
+#                             GUEST KERNEL INITRAMFS
 #
 #   GUEST       a name from guests/ (x86_64-numa, arm64-juno, arm64-dynamiq)
 #               or the path of a .conf
@@ -17,6 +18,9 @@
 #   -T TESTS    tests to run, comma or space separated (default GUEST_TESTS
 #               from the conf; "" runs none)
 #   -x CMD      also run CMD in the guest: a path, arguments after commas
+#   -r ROOTDIR  share ROOTDIR read-only over 9p (tag "tools"), e.g. from
+#               scripts/mk-rootfs.sh; the guest mounts it at /tools and runs
+#               its programs with their own libraries (see guest-init.sh)
 #   -v          copy the guest console to stdout as it comes
 #
 # The console goes to DIR/console.log, each test's output to DIR/TEST.tap
@@ -33,7 +37,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,29s/^# \{0,1\}//p' "$0"
+	sed -n '3,33s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 timeout=300
@@ -42,8 +46,9 @@ extra_cmdline=
 tests=
 tests_given=0
 guestcmd=
+rootdir=
 verbose=0
-while getopts hvt:o:c:T:x: opt; do
+while getopts hvt:o:c:T:x:r: opt; do
 	case $opt in
 	h) usage 0 ;;
 	v) verbose=1 ;;
@@ -52,6 +57,7 @@ while getopts hvt:o:c:T:x: opt; do
 	c) extra_cmdline=$OPTARG ;;
 	T) tests=$OPTARG tests_given=1 ;;
 	x) guestcmd=$OPTARG ;;
+	r) rootdir=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
@@ -64,6 +70,11 @@ kernel=$2
 initramfs=$3
 [[ -f $kernel ]] || die "no kernel image '$kernel'"
 [[ -f $initramfs ]] || die "no initramfs '$initramfs'"
+if [[ -n $rootdir ]]; then
+	[[ -d $rootdir ]] || die "bad -r '$rootdir': no such directory"
+	rootdir=$(realpath "$rootdir")
+	[[ $rootdir != *,* ]] || die "bad -r '$rootdir': QEMU cannot take a path with a comma"
+fi
 [[ $tests_given -eq 1 ]] || tests=${GUEST_TESTS:-}
 tests=$(echo "$tests" | tr ' ' ',' | tr -s ',' | sed 's/^,//; s/,$//')
 [[ $tests =~ ^[A-Za-z0-9_.,-]*$ ]] || die "bad test list '$tests'"
@@ -87,6 +98,7 @@ cmdline+=" schedseries.ncpus=$EXPECT_NCPUS schedseries.nodes=$EXPECT_NODES"
 [[ -n ${EXPECT_ASYM:-} ]] && cmdline+=" schedseries.asym=$EXPECT_ASYM"
 [[ -n $tests ]] && cmdline+=" schedseries.tests=$tests"
 [[ -n $guestcmd ]] && cmdline+=" schedseries.cmd=$guestcmd"
+[[ -n $rootdir ]] && cmdline+=" schedseries.tools=1"
 [[ -n $extra_cmdline ]] && cmdline+=" $extra_cmdline"
 
 qemu=("$QEMU" -machine "$QEMU_MACHINE" -accel "$QEMU_ACCEL" -cpu "$QEMU_CPU"
@@ -95,6 +107,9 @@ qemu=("$QEMU" -machine "$QEMU_MACHINE" -accel "$QEMU_ACCEL" -cpu "$QEMU_CPU"
       -kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
       -fsdev "local,id=results,path=$outdir,security_model=none"
       -device "$QEMU_9P_DEVICE,fsdev=results,mount_tag=results")
+[[ -n $rootdir ]] &&
+	qemu+=(-fsdev "local,id=tools,path=$rootdir,security_model=none,readonly=on"
+	       -device "$QEMU_9P_DEVICE,fsdev=tools,mount_tag=tools")
 
 if [[ -n ${NUMA_NODES:-} ]]; then
 	read -ra sockets <<<"$NUMA_NODE_SOCKETS"
@@ -188,8 +203,7 @@ if ! grep -q 'Linux version' <<<"$clean" && [[ $rc -ne 0 && $rc -ne 124 && $rc -
 fi
 line=$(grep -m1 'Kernel panic' <<<"$clean" || true)
 [[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel panic: ${line#\[*\] }"
-badness='BUG:|WARNING:|lockdep|possible recursive locking|INFO: rcu_.*stall|KASAN|UBSAN|Oops'
-line=$(grep -m1 -E "$badness" <<<"$clean" || true)
+line=$(console_badness "$console" | sed -n 1p)
 [[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel badness: ${line#\[*\] }"
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
 	last=$(tr -d '\r' <"$console" | sed '/^$/d' | tail -n1)

@@ -72,7 +72,10 @@ for g in "${guests[@]}"; do
 done
 declare -A kernel initrd
 for a in "${archs[@]}"; do
-	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee /dev/stderr | tail -n1)
+	"$REPO/scripts/build-kernel.sh" "$a" >"$res/build-$a.out" ||
+		{ cat "$res/build-$a.out"; die "kernel build failed for $a"; }
+	grep -v '^/' "$res/build-$a.out" || true
+	kernel[$a]=$(tail -n1 "$res/build-$a.out")
 	progress "building selftests for $a"
 	run_logged "$res/selftests-$a.log" "$REPO/scripts/build-selftests.sh" "$a" \
 		"$REPO/build/selftests/$a" || die "selftests do not build for $a, log $res/selftests-$a.log"

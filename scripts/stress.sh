@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Stress the series on debug kernels: flag flipping, CPU hotplug, cgroups
+# and affinity changes under load, with zero kernel splats allowed.
+#
+# Usage: scripts/stress.sh [-h] [-q] [-m MIN] [-s SEED] [-t SECS] [-o RESULTS]
+#                          [GUEST...]
+#
+#   GUEST       guests/NAME.conf to boot, one after the other (default:
+#               every guest; with -q, arm64-dynamiq)
+#   -m MIN      minutes of stress per guest (default 5; 2 with -q)
+#   -q          quick mode for CI: 2 minutes on one guest
+#   -s SEED     seed of the in-guest random choices (default random; it is
+#               printed, and the same seed repeats the same choices)
+#   -t SECS     seconds each guest may take beyond MIN before QEMU is
+#               killed: boot, wind-down (default 900)
+#   -o RESULTS  results directory (default results/stress-YYYYmmdd-HHMMSS)
+#
+# For each architecture: the ARCH-debug kernel (configs/debug.config over
+# common and ARCH: lockdep, atomic-sleep and list checks, lockup and
+# hung-task panics; plus configs/debug-kasan.config on x86_64 only, as
+# KASAN made the arm64 guest too slow under TCG), the Debian tools root
+# (scripts/mk-rootfs.sh) and a plain initramfs.  Each guest boots with scripts/run-guest.sh -r ROOT and
+# runs scripts/guest-stress.sh (copied to RESULTS/GUEST, the guest's
+# /results).  A guest fails on a kernel splat (run-guest.sh's console scan:
+# BUG, WARNING, lockdep, KASAN, UBSAN, RCU stall, Oops), a panic, a
+# timeout, or when the driver fails (a workload without its output, a CPU
+# that stays offline, a flag not restored, a taint).  RESULTS/GUEST has
+# console.log, cmd.out and stress.txt (the counters); RESULTS/summary.txt
+# one line per guest.  The last line is "N passed, N failed"; the exit
+# status is 1 when a guest failed, after a "FAIL GUEST: reason" line.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
+
+usage() {
+	sed -n '3,32s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+minutes=
+quick=0
+seed=
+extra=900
+res=
+while getopts hqm:s:t:o: opt; do
+	case $opt in
+	h) usage 0 ;;
+	q) quick=1 ;;
+	m) minutes=$OPTARG ;;
+	s) seed=$OPTARG ;;
+	t) extra=$OPTARG ;;
+	o) res=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [[ -z $minutes ]]; then
+	minutes=5
+	[[ $quick -eq 1 ]] && minutes=2
+fi
+[[ $minutes =~ ^[1-9][0-9]*$ ]] || die "bad -m '$minutes' (whole minutes, > 0)"
+[[ $extra =~ ^[1-9][0-9]*$ ]] || die "bad -t '$extra' (seconds, > 0)"
+seed=${seed:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+[[ $seed =~ ^[0-9]+$ ]] || die "bad -s '$seed' (a number)"
+guests=("$@")
+if [[ ${#guests[@]} -eq 0 ]]; then
+	if [[ $quick -eq 1 ]]; then
+		guests=(arm64-dynamiq)
+	else
+		mapfile -t guests < <(find "$REPO/guests" -maxdepth 1 -name '*.conf' -printf '%f\n' |
+			sed 's/\.conf$//' | sort)
+	fi
+fi
+for g in "${guests[@]}"; do
+	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
+done
+
+res=${res:-$REPO/results/stress-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$res"
+res=$(realpath "$res")
+secs=$((minutes * 60))
+progress "stress: ${minutes} min per guest on ${guests[*]}, seed $seed, results in $res"
+
+need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
+"$REPO/scripts/prepare-tree.sh"
+
+declare -A kernel initrd rootfs
+for g in "${guests[@]}"; do
+	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	[[ -n ${kernel[$a]:-} ]] && continue
+	frags=("$REPO/configs/debug.config")
+	[[ $a == x86_64 ]] && frags+=("$REPO/configs/debug-kasan.config")
+	kernel[$a]=$("$REPO/scripts/build-kernel.sh" -n "$a-debug" "$a" "${frags[@]}" |
+		tee >(cat >&2) | tail -n1)
+	rootfs[$a]=$("$REPO/scripts/mk-rootfs.sh" "$a" | tee >(cat >&2) | tail -n1)
+	initrd[$a]=$CACHE/initramfs-$a-plain.cpio.gz
+	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}"
+done
+
+# field FILE KEY : the value of KEY=value in FILE, or "?".
+field() {
+	local v
+	v=$(sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n1)
+	echo "${v:-?}"
+}
+
+passed=0
+failed=0
+: >"$res/summary.txt"
+for g in "${guests[@]}"; do
+	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	dir=$res/$g
+	mkdir -p "$dir"
+	cp "$REPO/scripts/guest-stress.sh" "$dir/guest-stress.sh"
+	rc=0
+	"$REPO/scripts/run-guest.sh" -t $((secs + extra)) -T "" -r "${rootfs[$a]}" -o "$dir" \
+		-x "/results/guest-stress.sh,-d,$secs,-s,$seed" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
+		rc=$?
+	st=$dir/stress.txt
+	splats=$(console_badness "$dir/console.log" | wc -l)
+	nums="flips=$(field "$st" flips) hotplug_cycles=$(field "$st" hotplug_cycles)"
+	nums+=" cpu_offlines=$(field "$st" cpu_offlines) cgroup_ops=$(field "$st" cgroup_ops)"
+	nums+=" affinity_changes=$(field "$st" affinity_changes) hackbench_runs=$(field "$st" hackbench_runs)"
+	nums+=" seconds=$(field "$st" seconds) splats=$splats"
+	if [[ $rc -eq 0 ]]; then
+		passed=$((passed + 1))
+		line="PASS $g: $minutes min, $nums"
+	else
+		failed=$((failed + 1))
+		# The driver's own reason says more than "tests failed: cmd=rc1".
+		why=$(tr -d '\r' <"$dir/cmd.out" 2>/dev/null | sed -n 's/^stress: FAIL //p' | tail -n1)
+		[[ -n $why ]] || why=$(sed "s/^FAIL $g: //" "$dir/verdict.txt" 2>/dev/null || echo "no verdict")
+		line="FAIL $g: $why ($nums)"
+	fi
+	echo "$line" | tee -a "$res/summary.txt"
+done
+echo "$passed passed, $failed failed" | tee -a "$res/summary.txt"
+[[ $failed -eq 0 ]]
