@@ -93,3 +93,9 @@ series_stamp() {
 		echo "$p $(sha256sum <"$REPO/patches/$p" | cut -c1-16)"
 	done
 }
+
+# guest_arch NAME: the GUEST_ARCH of guests/NAME.conf.
+guest_arch() {
+	[[ -f $REPO/guests/$1.conf ]] || die "unknown guest '$1' (see guests/*.conf)"
+	sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$1.conf"
+}

@@ -67,7 +67,7 @@ sed 's/^/  /' "$res/base.txt"
 
 archs=()
 for g in "${guests[@]}"; do
-	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	a=$(guest_arch "$g")
 	[[ " ${archs[*]} " == *" $a "* ]] || archs+=("$a")
 done
 declare -A kernel initrd
@@ -84,7 +84,7 @@ for a in "${archs[@]}"; do
 done
 
 for g in "${guests[@]}"; do
-	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	a=$(guest_arch "$g")
 	"$REPO/scripts/run-guest.sh" -t "$timeout" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
 		true
 	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |

@@ -89,7 +89,7 @@ need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cp
 
 declare -A kernel initrd rootfs
 for g in "${guests[@]}"; do
-	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	a=$(guest_arch "$g")
 	[[ -n ${kernel[$a]:-} ]] && continue
 	frags=("$REPO/configs/debug.config")
 	[[ $a == x86_64 ]] && frags+=("$REPO/configs/debug-kasan.config")
@@ -111,7 +111,7 @@ passed=0
 failed=0
 : >"$res/summary.txt"
 for g in "${guests[@]}"; do
-	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	a=$(guest_arch "$g")
 	dir=$res/$g
 	mkdir -p "$dir"
 	cp "$REPO/scripts/guest-stress.sh" "$dir/guest-stress.sh"

@@ -45,8 +45,7 @@ cp -p "$fair" "$backup"
 
 archs=()
 for g in "${guests[@]}"; do
-	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g'"
-	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	a=$(guest_arch "$g")
 	[[ " ${archs[*]} " == *" $a "* ]] || archs+=("$a")
 done
 
@@ -79,7 +78,7 @@ for a in "${archs[@]}"; do
 	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests" >/dev/null
 done
 for g in "${guests[@]}"; do
-	a=$(sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$g.conf")
+	a=$(guest_arch "$g")
 	tests="features misfit asym_prev lb_classify eevdf_ineligible"
 	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
 	for t in $tests; do
