@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels check bisect export selftests shellcheck stress rootfs clean
+.PHONY: help test ci tree kernels check bisect export selftests shellcheck stress bench rootfs clean
 
 help:
 	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
@@ -19,7 +19,9 @@ help:
 	@echo "make selftests   build the selftests for x86_64 and arm64"
 	@echo "make shellcheck  shellcheck every script"
 	@echo "make stress      debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q: 2 min)"
-	@echo "make rootfs      the Debian tool userland per arch (hackbench, sysbench, stress-ng)"
+	@echo "make bench       the seed experiments A/B in one boot, report in results/bench-*/summary.md"
+	@echo "                 (BENCH_OPTS=-q: quick mode, as CI runs it)"
+	@echo "make rootfs      the Debian tool userland per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
 	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-6.12),"
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
 
@@ -57,6 +59,10 @@ shellcheck:
 STRESS_OPTS ?=
 stress:
 	scripts/stress.sh $(STRESS_OPTS) $(GUESTS)
+
+BENCH_OPTS ?=
+bench:
+	scripts/bench.sh $(BENCH_OPTS)
 
 rootfs:
 	scripts/mk-rootfs.sh x86_64

@@ -12,21 +12,21 @@
 # Environment:
 #   KSRC        kernel tree whose tools/testing/selftests provides
 #               kselftest.h and kselftest_harness.h
-#               (default: /var/cache/schedseries/tree)
+#               (default: $SCHED_CACHE/tree)
 #   CC          compiler override (default: per ARCH above)
 #
 # Every program is built with -O2 -Wall -Wextra -Werror -static -pthread;
-# any warning fails the build.  Prints one line per binary built.
+# any warning fails the build.  Without CC, the compiler and the static C
+# library for ARCH are installed with apt when missing (arm64:
+# gcc-aarch64-linux-gnu and libc6-dev-arm64-cross, which has the kernel
+# headers).  Prints one line per binary built.
 set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,19s/^# \{0,1\}//p' "$0"
+	sed -n '3,22s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
-}
-
-die() {
-	printf 'error: %s\n' "$*" >&2
-	exit 1
 }
 
 while getopts h opt; do
@@ -41,15 +41,15 @@ arch=$1
 out=$2
 
 case $arch in
-x86_64) cc=${CC:-gcc} ;;
-arm64) cc=${CC:-aarch64-linux-gnu-gcc} ;;
+x86_64) cc=${CC:-gcc} pkgs=(gcc libc6-dev) ;;
+arm64) cc=${CC:-aarch64-linux-gnu-gcc} pkgs=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;
 *) die "unknown architecture '$arch' (x86_64 or arm64)" ;;
 esac
+[[ -n ${CC:-} ]] || need_pkgs "${pkgs[@]}" >&2
 command -v "$cc" >/dev/null || die "compiler '$cc' not found for $arch"
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-src=$repo/tools/testing/selftests/sched
-ksrc=${KSRC:-/var/cache/schedseries/tree}
+src=$REPO/tools/testing/selftests/sched
+ksrc=$(tree_dir)
 inc=$ksrc/tools/testing/selftests
 [[ -f $inc/kselftest_harness.h ]] ||
 	die "KSRC '$ksrc' has no tools/testing/selftests/kselftest_harness.h"

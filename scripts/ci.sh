@@ -11,9 +11,11 @@
 # shell linter on every script, checkpatch.pl --strict on every patch, the
 # export for git am and a build after every patch for x86_64 (default,
 # nostats and nodebug configs).  Then the main job, scripts/run-tests.sh,
-# boots every guest into the same RESULTS.  Then the harness fault tests
-# and the mutation test (the behaviour tests must fail on a kernel whose
-# flags do nothing).  The last
+# boots every guest into the same RESULTS.  Then the harness fault tests,
+# the mutation test (the behaviour tests must fail on a kernel whose flags
+# do nothing), a short stress of the debug kernel (scripts/stress.sh -q)
+# and the quick benchmark (scripts/bench.sh -q, which reports and asserts
+# only that every experiment ran).  The last
 # line is "N passed, N failed, N skipped" over all of it; the exit status
 # is 1 when anything failed.  A failed host check does not stop the rest.
 set -euo pipefail
@@ -21,7 +23,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,17s/^# \{0,1\}//p' "$0"
+	sed -n '3,20s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -79,6 +81,8 @@ host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
 
 host_check faults "$REPO/scripts/test-faults.sh"
 host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
+host_check stress "$REPO/scripts/stress.sh" -q -o "$res/stress"
+host_check bench "$REPO/scripts/bench.sh" -q -o "$res/bench"
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
 progress "CI done"
 tail -n +1 "$res/summary.txt"

@@ -24,7 +24,10 @@
 # /results.  Each test writes /results/T.tap (stdout and stderr) and
 # /results/T.rc (its exit status, 124 on timeout).  The topology check
 # writes /results/topology.txt and topology.rc.  With schedseries.tools=1
-# the tools share is mounted read-only at /tools, and /lib, /lib64 and
+# the tools share is mounted read-only at /tools with cache=loose (the
+# guest keeps what it read in its page cache: a program started again is
+# not read again over 9p, which under load took tens of seconds), and
+# /lib, /lib64 and
 # /usr/lib point into it, so its dynamically linked programs
 # (/tools/usr/bin/hackbench, ...) run as they are; the /tools directories
 # come last in PATH, after busybox's.  At the end /results/guest.done
@@ -78,7 +81,7 @@ fi
 
 if [ "$(arg tools 0)" = 1 ]; then
 	mkdir -p /tools
-	if mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144 tools /tools; then
+	if mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose tools /tools; then
 		for d in /lib /lib64 /usr/lib; do
 			[ -e "$d" ] || [ -L "$d" ] || ln -s "/tools$d" "$d"
 		done

@@ -99,3 +99,46 @@ guest_arch() {
 	[[ -f $REPO/guests/$1.conf ]] || die "unknown guest '$1' (see guests/*.conf)"
 	sed -n 's/^GUEST_ARCH=//p' "$REPO/guests/$1.conf"
 }
+
+# host_busy_pct [SECS]: how busy the host's CPUs were over SECS (default
+# 2) seconds, in percent of all CPUs, from /proc/stat.
+host_busy_pct() {
+	local a b
+	a=$(head -n1 /proc/stat)
+	sleep "${1:-2}"
+	b=$(head -n1 /proc/stat)
+	awk -v a="$a" -v b="$b" 'BEGIN {
+		na = split(a, x, " "); split(b, y, " ")
+		for (i = 2; i <= na; i++) { d = y[i] - x[i]; tot += d; if (i == 5 || i == 6) idle += d }
+		printf "%d", tot ? 100 * (tot - idle) / tot : 0 }'
+}
+
+# wait_host_idle WHAT: timed guest tests need the host to themselves.  Wait
+# up to HOST_IDLE_WAIT (default 60) seconds for the host to be under
+# HOST_BUSY_MAX (default 40) percent busy; print a warning and return 1
+# when it never is (the caller goes on, and records it).
+wait_host_idle() {
+	local what=$1 busy waited=0 max=${HOST_IDLE_WAIT:-60}
+	while :; do
+		busy=$(host_busy_pct 2)
+		[[ $busy -le ${HOST_BUSY_MAX:-40} ]] && return 0
+		if [[ $waited -ge $max ]]; then
+			progress "WARNING: host ${busy}% busy before $what after waiting ${waited}s: timing checks may flake"
+			return 1
+		fi
+		[[ $waited -eq 0 ]] && progress "host ${busy}% busy before $what; waiting up to ${max}s for it to settle"
+		sleep 3
+		waited=$((waited + 5))
+	done
+}
+
+# base_info: what every result records (base kernel, series, this
+# repository, date, host), one "key: value" line each.  Needs the tree
+# prepared by scripts/prepare-tree.sh.
+base_info() {
+	echo "base: $(head -n1 "$(tree_dir)/.schedseries-base")"
+	echo "series: $(series_hash) ($(series_list | wc -l) patches)"
+	echo "repo: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "host: $(uname -srm), $(nproc) CPUs, $(qemu-system-x86_64 --version | head -n1)"
+}

@@ -7,12 +7,12 @@
 #
 #   ARCH      x86_64 or arm64
 #   OUTDIR    where the root goes (default $SCHED_CACHE/rootfs-ARCH)
-#   -p PKGS   more packages, comma separated (e.g. linux-perf,rt-app)
+#   -p PKGS   more packages, comma separated (e.g. trace-cmd)
 #   -f        rebuild even when the inputs have not changed
 #
 # debootstrap --foreign --variant=minbase unpacks the base packages of
-# bookworm for ARCH and downloads the tools (rt-tests, sysbench, stress-ng,
-# busybox-static and PKGS) with their dependencies; dpkg -x then unpacks
+# bookworm for ARCH and downloads the tools (linux-perf, rt-tests, rt-app,
+# sysbench, stress-ng, busybox-static and PKGS) with their dependencies; dpkg -x then unpacks
 # every downloaded .deb into the root.  No ARCH code runs on the host, so
 # the second debootstrap stage never happens: the root is for running
 # programs, not for booting.  The mirror is the bookworm one named in
@@ -49,7 +49,7 @@ out=${2:-$CACHE/rootfs-$arch}
 	die "bad package list '$extra' (Debian package names, comma separated)"
 
 suite=bookworm
-pkgs=rt-tests,sysbench,stress-ng,busybox-static${extra:+,$extra}
+pkgs=linux-perf,rt-tests,rt-app,sysbench,stress-ng,busybox-static${extra:+,$extra}
 case $arch in
 x86_64) debarch=amd64 triplet=x86_64-linux-gnu ldso=ld-linux-x86-64.so.2 elf=003e ;;
 arm64) debarch=arm64 triplet=aarch64-linux-gnu ldso=ld-linux-aarch64.so.1 elf=00b7 ;;
@@ -100,7 +100,8 @@ done
 rm -f "${debs[@]}"
 
 # -f, not -e: the root has absolute symlinks, which would resolve on the host.
-for f in usr/bin/hackbench usr/bin/sysbench usr/bin/stress-ng "lib/$triplet/$ldso" \
+for f in usr/bin/perf usr/bin/cyclictest usr/bin/hackbench usr/bin/rt-app usr/bin/sysbench \
+	 usr/bin/stress-ng "lib/$triplet/$ldso" \
 	 "usr/lib/$triplet/libc.so.6"; do
 	[[ -f $tmp/$f && ! -L $tmp/$f ]] || die "rootfs $tmp has no /$f"
 done
@@ -109,8 +110,10 @@ machine=$(od -An -tx2 -j18 -N2 "$tmp/usr/bin/sysbench" | tr -d ' ')
 	die "$tmp/usr/bin/sysbench is ELF machine 0x$machine, not $arch"
 # Same architecture as the host: a cheap check that the tools really run.
 if [[ $(uname -m) == "$arch" ]]; then
-	for f in hackbench sysbench stress-ng; do
-		chroot "$tmp" "/usr/bin/$f" --help >/dev/null 2>&1 ||
+	for f in perf cyclictest hackbench rt-app sysbench stress-ng; do
+		opt=--help
+		[[ $f == perf ]] && opt=--version
+		chroot "$tmp" "/usr/bin/$f" "$opt" >/dev/null 2>&1 ||
 			[[ $? -le 1 ]] || die "/usr/bin/$f does not run in $tmp (chroot)"
 	done
 fi

@@ -4,7 +4,7 @@
 # Boot one test guest under QEMU (TCG) and judge the run.
 #
 # Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
-#                             [-T TESTS] [-x CMD] [-r ROOTDIR]
+#                             [-T TESTS] [-x CMD] [-r ROOTDIR] [-Q SOCKET]
 #                             GUEST KERNEL INITRAMFS
 #
 #   GUEST       a name from guests/ (x86_64-numa, arm64-juno, arm64-dynamiq)
@@ -21,6 +21,7 @@
 #   -r ROOTDIR  share ROOTDIR read-only over 9p (tag "tools"), e.g. from
 #               scripts/mk-rootfs.sh; the guest mounts it at /tools and runs
 #               its programs with their own libraries (see guest-init.sh)
+#   -Q SOCKET   open a QMP server on the unix SOCKET (for query-cpus-fast)
 #   -v          copy the guest console to stdout as it comes
 #
 # The console goes to DIR/console.log, each test's output to DIR/TEST.tap
@@ -37,7 +38,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,33s/^# \{0,1\}//p' "$0"
+	sed -n '3,34s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 timeout=300
@@ -47,8 +48,9 @@ tests=
 tests_given=0
 guestcmd=
 rootdir=
+qmp=
 verbose=0
-while getopts hvt:o:c:T:x:r: opt; do
+while getopts hvt:o:c:T:x:r:Q: opt; do
 	case $opt in
 	h) usage 0 ;;
 	v) verbose=1 ;;
@@ -58,6 +60,7 @@ while getopts hvt:o:c:T:x:r: opt; do
 	T) tests=$OPTARG tests_given=1 ;;
 	x) guestcmd=$OPTARG ;;
 	r) rootdir=$OPTARG ;;
+	Q) qmp=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
@@ -137,6 +140,7 @@ if [[ $DTB == yes ]]; then
 	"$REPO/scripts/mk-dtb.sh" "$GUEST_CONF" "$outdir/guest.dtb"
 	qemu+=(-dtb "$outdir/guest.dtb")
 fi
+[[ -n $qmp ]] && qemu+=(-qmp "unix:$qmp,server=on,wait=off")
 printf '%q ' "${qemu[@]}" >"$outdir/qemu.cmd"
 echo >>"$outdir/qemu.cmd"
 

@@ -55,14 +55,7 @@ progress "results in $res"
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
 "$REPO/scripts/prepare-tree.sh"
-tree=$(tree_dir)
-{
-	echo "base: $(head -n1 "$tree/.schedseries-base")"
-	echo "series: $(series_hash) ($(series_list | wc -l) patches)"
-	echo "repo: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
-	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	echo "host: $(uname -srm), $(nproc) CPUs, $(qemu-system-x86_64 --version | head -n1)"
-} >"$res/base.txt"
+base_info >"$res/base.txt"
 sed 's/^/  /' "$res/base.txt"
 
 archs=()
@@ -85,6 +78,8 @@ done
 
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
+	mkdir -p "$res/$g"
+	wait_host_idle "$g" || echo "host busy before boot: $(host_busy_pct 1)%" >"$res/$g/host-busy.txt"
 	"$REPO/scripts/run-guest.sh" -t "$timeout" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
 		true
 	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |

@@ -40,11 +40,13 @@ fmt='%-16s %-20s %5s %5s %5s  %s\n'
 	for d in "${dirs[@]}"; do
 		dir=$res/$d
 		[[ -d $dir ]] || continue
+		busy=
+		[[ -f $dir/host-busy.txt ]] && busy="($(cat "$dir/host-busy.txt"))"
 		if [[ -f $dir/verdict.txt ]]; then
 			v=$(cat "$dir/verdict.txt")
 			if [[ $v == PASS* || $v == *"tests failed:"* ]]; then
 				# shellcheck disable=SC2059
-				printf "$fmt" "$d" boot 1 0 0 ""
+				printf "$fmt" "$d" boot 1 0 0 "$busy"
 				tp=$((tp + 1))
 			else
 				# shellcheck disable=SC2059

@@ -21,7 +21,7 @@
 
 #define ROUND_TRIPS	10000
 #define RUN_LIMIT_MS	4000
-#define PAIRS		3
+#define PAIRS		5
 
 static const char *const needed_flags[] = { "SIS_ASYM_PREV", NULL };
 

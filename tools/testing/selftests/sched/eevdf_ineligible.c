@@ -26,10 +26,15 @@
  * Worst-delay tolerance.  Under QEMU TCG the worst delay of a phase is set
  * by vCPU stalls (20-45 ms, against a 2.25-3 ms base slice), and in an A/A
  * run on a busy host the medians of three phases' worst delays differed
- * by 1.53x (31.6 vs 20.6 ms).  So the median over five phases with the
- * flag on may be up to twice the one with it off, plus 5 ms: what this
- * catches is a gross regression, such as the waker now waiting out
- * several extra slices, not a subtle one.  The numbers are printed.
+ * by 1.53x (31.6 vs 20.6 ms); with 3-4 other heavy jobs on a 2-CPU host
+ * single phases reached 120 and 560 ms.  So the flag-off phases of the
+ * same run serve as the A/A reference: the check fails only when the
+ * median worst delay with the flag on is both above twice the flag-off
+ * median plus 5 ms and above the largest flag-off phase plus 5 ms.  With
+ * no effect of the flag, the three largest of ten exchangeable phases all
+ * being flag-on ones has probability C(5,3)/C(10,3) = 1/12 before the
+ * factor and slack; a flag that makes the waker sit out extra slices
+ * every period moves the whole flag-on distribution and still fails.
  */
 #define LAT_FACTOR	2.0
 #define LAT_SLACK_US	5000.0
@@ -227,7 +232,7 @@ FIXTURE_TEARDOWN(latency)
 TEST_F_TIMEOUT(latency, worst_delay_no_parity, 60)
 {
 	double on[LAT_PAIRS], off[LAT_PAIRS], avg_on[LAT_PAIRS], avg_off[LAT_PAIRS];
-	double med_on, med_off;
+	double med_on, med_off, max_off;
 	struct load l;
 	int i;
 	bool ri;
@@ -255,9 +260,15 @@ TEST_F_TIMEOUT(latency, worst_delay_no_parity, 60)
 	med_off = sf_median(off, LAT_PAIRS);
 	TH_LOG("median worst delay: %.0f us with, %.0f us without RESCHED_INELIGIBLE",
 	       med_on, med_off);
-	EXPECT_TRUE(med_on <= LAT_FACTOR * med_off + LAT_SLACK_US)
-		TH_LOG("worst delay grew: %.0f us > %.1f * %.0f us + %.0f us",
-		       med_on, LAT_FACTOR, med_off, LAT_SLACK_US);
+	max_off = off[0];
+	for (i = 1; i < LAT_PAIRS; i++)
+		if (off[i] > max_off)
+			max_off = off[i];
+	TH_LOG("largest worst delay without RESCHED_INELIGIBLE: %.0f us", max_off);
+	EXPECT_FALSE(med_on > LAT_FACTOR * med_off + LAT_SLACK_US &&
+		     med_on > max_off + LAT_SLACK_US)
+		TH_LOG("worst delay grew: %.0f us > %.1f * %.0f us + %.0f us and > %.0f us + %.0f us",
+		       med_on, LAT_FACTOR, med_off, LAT_SLACK_US, max_off, LAT_SLACK_US);
 }
 
 int main(int argc, char **argv)

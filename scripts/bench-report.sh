@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Turn the raw results of scripts/bench.sh into summary.md and PNG plots.
+#
+# Usage: scripts/bench-report.sh [-h] RESULTS
+#
+# Reads RESULTS/*/bench/raw.txt (one "key=value" line per measurement, see
+# scripts/guest-bench.sh), RESULTS/base.txt and RESULTS/*/throttle.txt.
+# For every experiment it writes a table with the median and the spread
+# (min-max) over the repeats, the on/off ratio of the medians and the
+# seed's published figure beside ours, and a plot, RESULTS/EXP.png, with
+# every repeat as a point and the median as a bar.  Nothing is dropped or
+# smoothed: every repeat counts, and a missing figure shows as "-".
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,14s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+[[ ${1:-} == -h ]] && usage 0
+[[ $# -eq 1 ]] || usage 2
+res=$(realpath "$1")
+[[ -d $res ]] || die "no results directory '$1'"
+need_pkgs gnuplot-nox
+
+all=$res/raw-all.txt
+: >"$all"
+for f in "$res"/*/bench/raw.txt; do
+	[[ -f $f ]] || continue
+	b=$(basename "$(dirname "$(dirname "$f")")")
+	sed "s/^/boot=$b /" "$f" >>"$all"
+done
+md=$res/summary.md
+
+# stats: read numbers, print "median min max n" (or "- - - 0").
+stats() {
+	sort -g | awk '$1 != "nan" && $1 != "none" && $1 != "" { v[n++] = $1 }
+		END { if (!n) { print "- - - 0"; exit }
+		      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+		      print f(m), f(v[0]), f(v[n - 1]), n }
+		function f(x) { return sprintf(x >= 1000 || x <= -1000 ? "%.0f" : "%.4g", x) }'
+}
+# sel FILTER KEY: the KEY values of the lines matching every k=v in FILTER.
+sel() {
+	awk -v filt="$1" -v key="$2" '
+		BEGIN { nf = split(filt, f, " ") }
+		{ delete kv
+		  for (i = 1; i <= NF; i++) { p = index($i, "="); kv[substr($i, 1, p - 1)] = substr($i, p + 1) }
+		  for (i = 1; i <= nf; i++) { p = index(f[i], "="); if (kv[substr(f[i], 1, p - 1)] != substr(f[i], p + 1)) next }
+		  if (key in kv) print kv[key] }' "$all"
+}
+# med FILTER KEY -> "median [min-max] (n)"
+cell() {
+	local s
+	s=$(sel "$1" "$2" | stats)
+	read -r m lo hi n <<<"$s"
+	if [[ $n == 0 ]]; then echo "-"; else echo "$m [$lo-$hi] (n=$n)"; fi
+}
+median() {
+	sel "$1" "$2" | stats | cut -d' ' -f1
+}
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", a / b }'
+}
+
+# sep WHAT FILTER_A FILTER_B KEY: do the two ranges (min-max) overlap?
+sep() {
+	local a b
+	read -r _ alo ahi an <<<"$(sel "$2" "$4" | stats)"
+	read -r _ blo bhi bn <<<"$(sel "$3" "$4" | stats)"
+	if [[ $an == 0 || $bn == 0 ]]; then
+		echo "- $1: not measured"
+	elif awk -v a="$alo" -v b="$ahi" -v c="$blo" -v d="$bhi" 'BEGIN { exit !(b < c || d < a) }'; then
+		echo "- $1: separated, every repeat of one setting beyond every repeat of the other ([$alo-$ahi] vs [$blo-$bhi])"
+	else
+		echo "- $1: ranges overlap ([$alo-$ahi] vs [$blo-$bhi]): no difference beyond the noise of $an+$bn repeats"
+	fi
+}
+
+# plot NAME TITLE YLABEL LABEL=FILTER|KEY...: one column of points per label.
+plot() {
+	local name=$1 title=$2 ylabel=$3 i=0 spec label filt key tics=
+	shift 3
+	local pts=$res/$name.pts med=$res/$name.med
+	: >"$pts"
+	: >"$med"
+	for spec in "$@"; do
+		label=${spec%%=*}
+		filt=${spec#*=}
+		key=${filt##*|}
+		filt=${filt%|*}
+		sel "$filt" "$key" | awk -v x="$i" '$1 != "nan" && $1 != "none" { print x, $1 }' >>"$pts"
+		echo "$i $(median "$filt" "$key" | sed 's/^-$/NaN/')" >>"$med"
+		tics+="${tics:+, }\"$label\" $i"
+		i=$((i + 1))
+	done
+	gnuplot >"$res/$name.gnuplot.log" 2>&1 <<-EOF || progress "gnuplot failed for $name, see $res/$name.gnuplot.log"
+		set terminal pngcairo size 900,480 font ",10"
+		set output "$res/$name.png"
+		set title "$title"
+		set ylabel "$ylabel"
+		set xrange [-0.6:$((i - 1)).6]
+		set xtics ($tics) rotate by -20
+		set yrange [0:*]
+		set grid ytics
+		set style fill solid 0.25
+		set boxwidth 0.6
+		plot "$med" using 1:2 with boxes title "median", \
+		     "$pts" using 1:2 with points pt 7 ps 0.8 title "each repeat"
+	EOF
+}
+
+{
+	echo "# Benchmark summary"
+	echo
+	echo "Each figure is the median over the repeats, with [min-max] and the count;"
+	echo "settings alternated within one boot (on,off then off,on).  Ratios are"
+	echo "median(flag on) / median(flag off).  Under QEMU TCG on a 2-CPU host every"
+	echo "figure carries host noise; placement and counts say more than times."
+	echo
+	echo '```'
+	cat "$res/base.txt"
+	echo '```'
+	echo
+} >"$md"
+
+# ---- 1. misfit ----
+{
+	echo "## 1. Misfit migration (MISFIT), 2018 sysbench shape"
+	echo
+	echo "Bigs busy with pinned sysbench runs of a quarter of the work; one"
+	echo "unpinned sysbench per little CPU.  \"longest\" is the completion time of"
+	echo "the slowest unpinned task in a run (the seed's headline), \"big share\" the"
+	echo "share of its running samples (5 ms) an unpinned task spent on a big CPU,"
+	echo "\"latency\" the time from the last pinned run's exit until every unpinned"
+	echo "task still running then had been seen on a big CPU (runs where one never"
+	echo "was are counted below the table, not in the median)."
+	echo
+} >>"$md"
+for g in dynamiq juno; do
+	[[ -n $(sel "boot=$g exp=misfit" time_s | head -n1) ]] || continue
+	# Per run, the longest task.
+	for s in on off; do
+		sel "boot=$g exp=misfit MISFIT=$s" rep | sort -u | while read -r r; do
+			sel "boot=$g exp=misfit MISFIT=$s rep=$r" time_s | sort -g | tail -n1 |
+				sed "s/^/boot=$g exp=misfit-longest MISFIT=$s rep=$r longest_s=/"
+		done
+	done >"$res/misfit-$g.longest"
+	cat "$res/misfit-$g.longest" >>"$all"
+	seed="Hikey960: 2.5997 s (tip) -> 1.8506 s (misfit)"
+	[[ $g == juno ]] && seed="Juno: 1.7465 s (tip) -> 1.6016 s (misfit)"
+	lon=$(median "boot=$g exp=misfit-longest MISFIT=on" longest_s)
+	loff=$(median "boot=$g exp=misfit-longest MISFIT=off" longest_s)
+	{
+		echo "### arm64-$g"
+		echo
+		sed 's/^/    /' "$res/$g/throttle.txt" 2>/dev/null || echo "    (no throttle record)"
+		echo
+		echo "| | MISFIT on | MISFIT off | on/off | seed (avg of longest, 10 runs) |"
+		echo "|---|---|---|---|---|"
+		echo "| longest task (s) | $(cell "boot=$g exp=misfit-longest MISFIT=on" longest_s) | $(cell "boot=$g exp=misfit-longest MISFIT=off" longest_s) | $(ratio "$lon" "$loff") | $seed |"
+		echo "| every task (s) | $(cell "boot=$g exp=misfit MISFIT=on" time_s) | $(cell "boot=$g exp=misfit MISFIT=off" time_s) | $(ratio "$(median "boot=$g exp=misfit MISFIT=on" time_s)" "$(median "boot=$g exp=misfit MISFIT=off" time_s)") | |"
+		echo "| big share | $(cell "boot=$g exp=misfit MISFIT=on" big_share) | $(cell "boot=$g exp=misfit MISFIT=off" big_share) | | |"
+		echo "| latency (ms) | $(cell "boot=$g exp=misfit-run MISFIT=on" misfit_latency_ms) | $(cell "boot=$g exp=misfit-run MISFIT=off" misfit_latency_ms) | | |"
+		echo "| misfit migrations | $(cell "boot=$g exp=misfit-run MISFIT=on" misfit_migrations) | $(cell "boot=$g exp=misfit-run MISFIT=off" misfit_migrations) | | |"
+		echo
+		echo "Runs in which some unpinned task never reached a big CPU after the pinned" \
+			"runs ended: MISFIT on $(sel "boot=$g exp=misfit-run MISFIT=on" misfit_latency_ms | grep -c none || true)," \
+			"off $(sel "boot=$g exp=misfit-run MISFIT=off" misfit_latency_ms | grep -c none || true)" \
+			"(tasks moved per run, on: $(sel "boot=$g exp=misfit-run MISFIT=on" moved | paste -sd' ' -);" \
+			"off: $(sel "boot=$g exp=misfit-run MISFIT=off" moved | paste -sd' ' -))."
+		echo
+		sep "longest task, MISFIT on vs off" "boot=$g exp=misfit-longest MISFIT=on" "boot=$g exp=misfit-longest MISFIT=off" longest_s
+		sep "big share, on vs off" "boot=$g exp=misfit MISFIT=on" "boot=$g exp=misfit MISFIT=off" big_share
+		echo
+		echo "![misfit $g](misfit-$g.png)"
+		echo
+	} >>"$md"
+	plot "misfit-$g" "arm64-$g: longest unpinned sysbench (s)" "seconds" \
+		"MISFIT on=boot=$g exp=misfit-longest MISFIT=on|longest_s" \
+		"MISFIT off=boot=$g exp=misfit-longest MISFIT=off|longest_s"
+done
+
+# ---- 2. lu ----
+if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
+	# per-node averages: mean over repeats of each node's figure.
+	pernode() {
+		sel "$1" "$2" | awk -F/ '{ for (i = 1; i <= NF; i++) s[i] += $i; n++; if (NF > m) m = NF }
+			END { if (!n) { print "-"; exit } for (i = 1; i <= m; i++) printf "%s%.2f", (i > 1 ? " / " : ""), s[i] / n; print "" }'
+	}
+	# imbalance per run: max - min of the workers per node.
+	sel "exp=lu" rep >/dev/null
+	awk '/exp=lu / { for (i = 1; i <= NF; i++) if ($i ~ /^workers_per_node=/) { split(substr($i, 18), v, "/")
+		mx = v[1]; mn = v[1]; for (j in v) { if (v[j] > mx) mx = v[j]; if (v[j] < mn) mn = v[j] }
+		line = $0; sub(/exp=lu /, "exp=lu-imb ", line); printf "%s imbalance=%.2f\n", line, mx - mn } }' "$all" >"$res/lu.imb"
+	cat "$res/lu.imb" >>"$all"
+	{
+		echo "## 2. Load balance classification (LB_CLASSIFY), 2019 lu.C shape"
+		echo
+		echo "x86_64-numa (4 nodes x 2 CPUs).  A barrier-synchronised stand-in for lu.C"
+		echo "(bench/schedbench.c lu: N-2 workers, 3 ms of CPU per iteration) with 2"
+		echo "CPU hogs; GROUP puts the hogs in their own cgroup, NORMAL in the"
+		echo "workers' one.  Workers per node are sampled every 100 ms (last CPU of"
+		echo "each worker, as ps did in the seed); \"imbalance\" is max - min of them."
+		echo
+		echo "| case | | LB_CLASSIFY on | LB_CLASSIFY off | on/off | seed after (v5.5) | seed before |"
+		echo "|---|---|---|---|---|---|---|"
+		for c in GROUP NORMAL; do
+			if [[ $c == GROUP ]]; then
+				sa="18.91/18.36/18.91/19.82 per node; 59.89 s" sb="30.45/6.95/4.52/34.08 per node; 750.66 s"
+			else
+				sa="19.08/20.00/18.62/18.31 per node; 63.24 s" sb="18.54/19.23/19.69/18.54 per node; 64.84 s"
+			fi
+			echo "| $c | workers per node (mean) | $(pernode "exp=lu case=$c LB_CLASSIFY=on" workers_per_node) | $(pernode "exp=lu case=$c LB_CLASSIFY=off" workers_per_node) | | $sa | $sb |"
+			echo "| $c | hogs per node (mean) | $(pernode "exp=lu case=$c LB_CLASSIFY=on" hogs_per_node) | $(pernode "exp=lu case=$c LB_CLASSIFY=off" hogs_per_node) | | | |"
+			echo "| $c | imbalance (workers) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=on" imbalance) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance) | | | |"
+			echo "| $c | time (s) | $(cell "exp=lu case=$c LB_CLASSIFY=on" time) | $(cell "exp=lu case=$c LB_CLASSIFY=off" time) | $(ratio "$(median "exp=lu case=$c LB_CLASSIFY=on" time)" "$(median "exp=lu case=$c LB_CLASSIFY=off" time)") | | |"
+			echo "| $c | iterations/s | $(cell "exp=lu case=$c LB_CLASSIFY=on" ops_per_s) | $(cell "exp=lu case=$c LB_CLASSIFY=off" ops_per_s) | $(ratio "$(median "exp=lu case=$c LB_CLASSIFY=on" ops_per_s)" "$(median "exp=lu case=$c LB_CLASSIFY=off" ops_per_s)") | | |"
+		done
+		echo
+		for c in GROUP NORMAL; do
+			sep "$c time, on vs off" "exp=lu case=$c LB_CLASSIFY=on" "exp=lu case=$c LB_CLASSIFY=off" time
+			sep "$c imbalance, on vs off" "exp=lu-imb case=$c LB_CLASSIFY=on" "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance
+		done
+		echo
+		echo "![lu](lu.png)"
+		echo
+	} >>"$md"
+	plot lu "lu stand-in: completion time (s)" "seconds" \
+		"GROUP on=exp=lu case=GROUP LB_CLASSIFY=on|time" \
+		"GROUP off=exp=lu case=GROUP LB_CLASSIFY=off|time" \
+		"NORMAL on=exp=lu case=NORMAL LB_CLASSIFY=on|time" \
+		"NORMAL off=exp=lu case=NORMAL LB_CLASSIFY=off|time"
+fi
+
+# ---- 3. pipe ----
+if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
+	{
+		echo "## 3. Previous CPU in the asymmetric wakeup path (SIS_ASYM_PREV), 2020 shape"
+		echo
+		echo "\`perf stat -e cpu-migrations perf bench sched pipe -T -l N\`.  The seed's"
+		echo "\"mainline\" is the flag off, \"w/ patch\" the flag on."
+		echo
+		echo "| guest | | SIS_ASYM_PREV on | SIS_ASYM_PREV off | on/off | seed (w/ patch vs mainline) |"
+		echo "|---|---|---|---|---|---|"
+	} >>"$md"
+	specs=()
+	sepl=()
+	for g in dynamiq juno numa; do
+		[[ -n $(sel "boot=$g exp=pipe" ops_per_s | head -n1) ]] || continue
+		if [[ $g == numa ]]; then
+			sm="0 vs 0 migrations" so="47899 vs 47721 ops/s (+0.4%), symmetric hikey"
+		else
+			sm="0 vs 999364 migrations (-l 50000)" so="182587 vs 149313 ops/s (+22%), hikey960"
+		fi
+		{
+			echo "| $g | migrations | $(cell "boot=$g exp=pipe SIS_ASYM_PREV=on" migrations) | $(cell "boot=$g exp=pipe SIS_ASYM_PREV=off" migrations) | | $sm |"
+			echo "| $g | ops/s | $(cell "boot=$g exp=pipe SIS_ASYM_PREV=on" ops_per_s) | $(cell "boot=$g exp=pipe SIS_ASYM_PREV=off" ops_per_s) | $(ratio "$(median "boot=$g exp=pipe SIS_ASYM_PREV=on" ops_per_s)" "$(median "boot=$g exp=pipe SIS_ASYM_PREV=off" ops_per_s)") | $so |"
+			echo "| $g | sis_asym_prev exits | $(cell "boot=$g exp=pipe SIS_ASYM_PREV=on" sis_asym_prev) | $(cell "boot=$g exp=pipe SIS_ASYM_PREV=off" sis_asym_prev) | | |"
+		} >>"$md"
+		sepl+=("$(sep "$g migrations, on vs off" "boot=$g exp=pipe SIS_ASYM_PREV=on" "boot=$g exp=pipe SIS_ASYM_PREV=off" migrations)"
+		       "$(sep "$g ops/s, on vs off" "boot=$g exp=pipe SIS_ASYM_PREV=on" "boot=$g exp=pipe SIS_ASYM_PREV=off" ops_per_s)")
+		specs+=("$g on=boot=$g exp=pipe SIS_ASYM_PREV=on|migrations"
+			"$g off=boot=$g exp=pipe SIS_ASYM_PREV=off|migrations")
+	done
+	{
+		echo
+		printf '%s\n' "${sepl[@]}"
+		printf '\n![pipe](pipe.png)\n\n'
+	} >>"$md"
+	plot pipe "perf bench sched pipe -T: migrations per run" "migrations" "${specs[@]}"
+fi
+
+# ---- 4. eevdf ----
+if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
+	cols=("RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on"
+	      "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on")
+	{
+		echo "## 4. Reschedule when current is ineligible (RESCHED_INELIGIBLE), 2024 shape"
+		echo
+		echo "x86_64-numa, CPUs 0-1: \`hackbench -g 1 -f 10\` in the background and three"
+		echo "\`cyclictest -m -q -i 1000\` at nice -19, 0 and 19 at once (the seed ran one"
+		echo "nice level at a time on 4 isolated cores).  Latencies in us; the seed's"
+		echo "figure follows ours in each cell as \"seed: X\"."
+		echo
+		echo "| nice | | EEVDF (RTP, off) | PATCH (RTP, on) | EEVDF-NO_PARITY (off) | PATCH-NO_PARITY (on) |"
+		echo "|---|---|---|---|---|---|"
+	} >>"$md"
+	declare -A seedv=(
+		[-19 min_us]="6 6 6 6" [-19 avg_us]="191 122 89 66" [-19 max_us]="15442 7648 14133 7713"
+		[0 min_us]="6 10 6 6" [0 avg_us]="466 277 289 257" [0 max_us]="38917 32391 32665 17710"
+		[19 min_us]="19 53 10 13" [19 avg_us]="37151 31045 18293 23035" [19 max_us]="2688299 7031295 426196 425708")
+	for n in -19 0 19; do
+		for k in min_us avg_us max_us; do
+			read -ra sv <<<"${seedv[$n $k]}"
+			row="| $n | ${k%_us}"
+			for i in 0 1 2 3; do
+				row+=" | $(median "exp=eevdf nice=$n ${cols[i]}" "$k") [$(sel "exp=eevdf nice=$n ${cols[i]}" "$k" | stats | awk '{ print $2 "-" $3 }')] seed: ${sv[i]}"
+			done
+			echo "$row |" >>"$md"
+		done
+	done
+	{
+		row="| | resched tick/wakeup per run"
+		for i in 0 1 2 3; do
+			row+=" | $(median "exp=eevdf nice=0 ${cols[i]}" resched_tick) / $(median "exp=eevdf nice=0 ${cols[i]}" resched_wakeup)"
+		done
+		echo "$row |"
+		echo
+		for n in -19 0 19; do
+			for r in RTP NORTP; do
+				echo "- nice $n, ${r/NORTP/NO_RUN_TO_PARITY}: avg on/off = $(ratio "$(median "exp=eevdf nice=$n RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" avg_us)" "$(median "exp=eevdf nice=$n RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us)")"
+			done
+		done
+		echo
+		for r in RTP NORTP; do
+			sep "nice 0 avg, ${r/NORTP/NO_RUN_TO_PARITY}, on vs off" "exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" \
+				"exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us
+		done
+		echo
+		echo "Seed: avg at nice 0 went 466 -> 277 us (RUN_TO_PARITY) and 289 -> 257 us"
+		echo "(NO_RUN_TO_PARITY)."
+		echo
+		echo "![eevdf](eevdf.png)"
+		echo
+	} >>"$md"
+	plot eevdf "cyclictest avg latency at nice 0 (us)" "us" \
+		"RTP off=exp=eevdf nice=0 ${cols[0]}|avg_us" "RTP on=exp=eevdf nice=0 ${cols[1]}|avg_us" \
+		"NO_RTP off=exp=eevdf nice=0 ${cols[2]}|avg_us" "NO_RTP on=exp=eevdf nice=0 ${cols[3]}|avg_us"
+fi
+
+# ---- 5. cost ----
+if [[ -n $(sel "exp=cost" hackbench_s | head -n1) ]]; then
+	{
+		echo "## 5. Cost of the series at its defaults"
+		echo
+		echo "x86_64-numa, the patched kernel with default flags against the unpatched"
+		echo "base, booted in turn.  \`hackbench -g 2 -l L\` (seconds, lower is better)"
+		echo "and \`perf bench sched pipe -l N\` (ops/s).  Expected ratio 1.00 within"
+		echo "the spread."
+		echo
+		echo "| | patched | base | patched/base |"
+		echo "|---|---|---|---|"
+		echo "| hackbench (s) | $(cell "exp=cost kernel=patched" hackbench_s) | $(cell "exp=cost kernel=base" hackbench_s) | $(ratio "$(median "exp=cost kernel=patched" hackbench_s)" "$(median "exp=cost kernel=base" hackbench_s)") |"
+		echo "| pipe (ops/s) | $(cell "exp=cost kernel=patched" pipe_ops_per_s) | $(cell "exp=cost kernel=base" pipe_ops_per_s) | $(ratio "$(median "exp=cost kernel=patched" pipe_ops_per_s)" "$(median "exp=cost kernel=base" pipe_ops_per_s)") |"
+		echo
+		sep "hackbench, patched vs base" "exp=cost kernel=patched" "exp=cost kernel=base" hackbench_s
+		sep "pipe, patched vs base" "exp=cost kernel=patched" "exp=cost kernel=base" pipe_ops_per_s
+		echo
+		echo "![cost](cost.png)"
+		echo
+	} >>"$md"
+	plot cost "hackbench (s): patched at defaults vs base" "seconds" \
+		"patched=exp=cost kernel=patched|hackbench_s" "base=exp=cost kernel=base|hackbench_s"
+fi
+
+# Boots that failed, with their verdicts.
+{
+	echo "## Boots"
+	echo
+	for v in "$res"/*/verdict.txt; do
+		[[ -f $v ]] || continue
+		echo "- $(basename "$(dirname "$v")"): $(cat "$v")"
+		f=$(tr -d '\r' <"$(dirname "$v")/cmd.out" 2>/dev/null | grep '^bench: FAIL' | tail -n1 || true)
+		[[ -n $f ]] && echo "  - $f"
+	done
+	echo
+} >>"$md"
+progress "report: $md"

@@ -1,0 +1,381 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# In-guest benchmark driver: scripts/bench.sh runs it with
+# scripts/run-guest.sh -r ROOTFS -x.  POSIX sh, for busybox.
+#
+# Usage: guest-bench.sh [-h] [-q] [-r REPS] [-o DIR] EXPERIMENT...
+#
+#   EXPERIMENT  misfit     sysbench, bigs busy with pinned runs (MISFIT)
+#               lu         barrier stand-in for NPB lu.C, GROUP and NORMAL
+#                          cgroup cases (LB_CLASSIFY)
+#               pipe       perf bench sched pipe -T (SIS_ASYM_PREV)
+#               eevdf      hackbench plus cyclictest at nice -19/0/19,
+#                          RESCHED_INELIGIBLE x RUN_TO_PARITY
+#               cost       hackbench and perf bench sched pipe, no flag
+#                          touched (the patched kernel at its defaults or
+#                          the unpatched base)
+#   -q          quick: smaller workloads
+#   -r REPS     repeats of each setting, alternating (default 5)
+#   -o DIR      where results go (default /results/bench)
+#
+# Every measurement is one line of "key=value" words in DIR/raw.txt, with
+# exp=, rep= and the flag settings first; each tool's own output is kept
+# in DIR/logs/.  Settings alternate (on,off then off,on) so that drift in
+# the host hits both alike.  Every flag is put back as found.  The tools
+# come from the Debian root at /tools; the helpers (schedbench) from the
+# directory this script is in.
+set -u
+
+usage() {
+	sed -n '5,28s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+quick=0
+reps=5
+out=/results/bench
+while getopts hqr:o: opt; do
+	case $opt in
+	h) usage 0 ;;
+	q) quick=1 ;;
+	r) reps=$OPTARG ;;
+	o) out=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || usage 2
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SB=$HERE/schedbench
+FEATS=/sys/kernel/debug/sched/features
+FSTATS=/sys/kernel/debug/sched/feat_stats
+STATS=/proc/sys/kernel/sched_schedstats
+CG=/sys/fs/cgroup
+RAW=$out/raw.txt
+LOGS=$out/logs
+mkdir -p "$LOGS"
+
+die() {
+	echo "bench: FAIL $*"
+	exit 1
+}
+status() {
+	echo "SCHEDSERIES-BENCH [$(cut -d' ' -f1 /proc/uptime)] $*" >/dev/console
+	echo "bench: $*"
+}
+record() {
+	echo "$*" >>"$RAW"
+}
+
+[ -x "$SB" ] || die "no $SB"
+for t in sysbench perf hackbench cyclictest; do
+	command -v "$t" >/dev/null || die "no $t on PATH (is /tools mounted?)"
+done
+
+FEATS0=
+if [ -w "$FEATS" ]; then
+	FEATS0=$(cat "$FEATS")
+	read -r STATS0 <"$STATS"
+	echo 1 >"$STATS"
+fi
+restore() {
+	[ -n "$FEATS0" ] || return 0
+	for f in MISFIT LB_CLASSIFY SIS_ASYM_PREV RESCHED_INELIGIBLE RUN_TO_PARITY; do
+		case " $FEATS0 " in
+		*" NO_$f "*) echo "NO_$f" >"$FEATS" ;;
+		*" $f "*) echo "$f" >"$FEATS" ;;
+		esac
+	done
+	echo "$STATS0" >"$STATS"
+}
+trap restore EXIT
+
+has_flag() {
+	grep -qE "(^| )(NO_)?$1( |$)" "$FEATS" 2>/dev/null
+}
+need_flag() {
+	has_flag "$1" || die "$1 is not in $FEATS (kernel without the series?)"
+}
+# setf FLAG on|off
+setf() {
+	if [ "$2" = on ]; then echo "$1" >"$FEATS"; else echo "NO_$1" >"$FEATS"; fi ||
+		die "cannot set $1 $2"
+}
+# fstat NAME: a feat_stats counter (0 when the file or the name is missing).
+fstat() {
+	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$FSTATS" 2>/dev/null ||
+		echo 0
+}
+# order REP: "on off" for odd repeats, "off on" for even ones.
+order() {
+	if [ $(($1 % 2)) -eq 1 ]; then echo "on off"; else echo "off on"; fi
+}
+# cpus_with CMP: the CPUs whose capacity is (max|notmax), comma separated.
+cpus_cap() {
+	max=0
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		v=$(cat "$c/cpu_capacity" 2>/dev/null || echo 1024)
+		[ "$v" -gt "$max" ] && max=$v
+	done
+	list=
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		v=$(cat "$c/cpu_capacity" 2>/dev/null || echo 1024)
+		n=${c##*cpu}
+		if { [ "$1" = max ] && [ "$v" -eq "$max" ]; } ||
+		   { [ "$1" = notmax ] && [ "$v" -ne "$max" ]; }; then
+			list=$list${list:+,}$n
+		fi
+	done
+	echo "$list"
+}
+ncpus() {
+	grep -c '^processor' /proc/cpuinfo
+}
+
+# ---- misfit: the 2018 sysbench shape ----
+exp_misfit() {
+	need_flag MISFIT
+	bigs=$(cpus_cap max)
+	littles=$(cpus_cap notmax)
+	[ -n "$littles" ] || die "misfit: no asymmetric capacity (all CPUs at max)"
+	prime=5000
+	secs=3
+	[ $quick -eq 1 ] && secs=1
+	big0=${bigs%%,*}
+	# Events per second of one sysbench on an idle big CPU, so that the
+	# long runs take SECS there and the pinned ones a quarter of that,
+	# as in the seed (REQUESTS and REQUESTS / 4).
+	rate=$(taskset -c "$big0" sysbench cpu --cpu-max-prime=$prime --threads=1 --time=2 run |
+		tee "$LOGS/misfit-calibrate.log" | awk '/events per second/ { printf "%d", $4 }')
+	[ "${rate:-0}" -gt 0 ] || die "misfit: sysbench calibration failed"
+	long=$((rate * secs))
+	short=$((long / 4))
+	[ $short -gt 0 ] || short=1
+	status "misfit: bigs $bigs littles $littles, $rate events/s on cpu$big0, long $long short $short"
+	r=1
+	while [ $r -le "$reps" ]; do
+		for s in $(order $r); do
+			setf MISFIT "$s"
+			sleep 1
+			m0=$(fstat misfit_migrations)
+			tag=misfit-$r-$s
+			pinned=
+			for b in $(echo "$bigs" | tr , ' '); do
+				taskset -c "$b" sysbench cpu --cpu-max-prime=$prime --threads=1 \
+					--events=$short --time=0 run >"$LOGS/$tag-pinned$b.log" 2>&1 &
+				pinned=$pinned${pinned:+,}$!
+			done
+			# sysbench takes 1-3 s to start under TCG: let the pinned
+			# runs really occupy the bigs before the others start, as
+			# they did in the seed.
+			i=0
+			while [ $i -lt 300 ]; do
+				n=$(grep -l 'Threads started' "$LOGS/$tag"-pinned*.log 2>/dev/null | wc -l)
+				[ "$n" -ge "$(echo "$bigs" | tr , '\n' | wc -l)" ] && break
+				sleep 0.1
+				i=$((i + 1))
+			done
+			free=
+			i=0
+			for _ in $(echo "$littles" | tr , ' '); do
+				sysbench cpu --cpu-max-prime=$prime --threads=1 \
+					--events=$long --time=0 run >"$LOGS/$tag-task$i.log" 2>&1 &
+				free="$free $!"
+				i=$((i + 1))
+			done
+			# shellcheck disable=SC2086 # PIDs, split on purpose
+			"$SB" watch -i 5 -b "$bigs" -P "$pinned" $free >"$LOGS/$tag-watch.log" 2>&1
+			wait
+			m1=$(fstat misfit_migrations)
+			i=0
+			for p in $free; do
+				t=$(awk '/total time:/ { sub("s", "", $3); print $3 }' "$LOGS/$tag-task$i.log")
+				share=$(awk -v p="$p" '$1 == "task=" p { sub("big_share=", "", $4); print $4 }' \
+					"$LOGS/$tag-watch.log")
+				record "exp=misfit rep=$r MISFIT=$s task=$i time_s=${t:-nan} big_share=${share:-nan}"
+				i=$((i + 1))
+			done
+			lat=$(sed -n 's/.*misfit_latency_ms=//p' "$LOGS/$tag-watch.log")
+			moved=$(sed -n 's/.* moved=\([0-9/]*\).*/\1/p' "$LOGS/$tag-watch.log")
+			record "exp=misfit-run rep=$r MISFIT=$s misfit_latency_ms=${lat:-none}" \
+				"moved=${moved:-?} misfit_migrations=$((m1 - m0))"
+			status "misfit rep $r MISFIT=$s done"
+		done
+		r=$((r + 1))
+	done
+	setf MISFIT on
+}
+
+# ---- lu: the 2019 lu.C shape, GROUP and NORMAL ----
+exp_lu() {
+	need_flag LB_CLASSIFY
+	[ -d /sys/devices/system/node/node1 ] || die "lu: one NUMA node only"
+	grep -q cgroup2 /proc/mounts || mount -t cgroup2 none "$CG" || die "lu: cannot mount cgroup2"
+	echo +cpu >"$CG/cgroup.subtree_control" || die "lu: no cpu controller"
+	mkdir -p "$CG/bench-a" "$CG/bench-b"
+	n=$(ncpus)
+	threads=$((n - 2))
+	iters=600
+	[ $quick -eq 1 ] && iters=100
+	status "lu: $threads workers, $iters iterations of 3 ms, 2 hogs, $n CPUs"
+	r=1
+	while [ $r -le "$reps" ]; do
+		for case in GROUP NORMAL; do
+			for s in $(order $r); do
+				setf LB_CLASSIFY "$s"
+				sleep 0.5
+				hg=$CG/bench-b
+				[ $case = NORMAL ] && hg=$CG/bench-a
+				hogs=
+				for _ in 1 2; do
+					"$SB" hog &
+					echo $! >"$hg/cgroup.procs"
+					hogs=$hogs${hogs:+,}$!
+				done
+				tag=lu-$case-$r-$s
+				# A bound well above the 10x TCG slowdown seen in probes.
+				timeout $((iters + 120)) sh -c "echo \$\$ >$CG/bench-a/cgroup.procs &&
+					exec $SB lu -t $threads -n $iters -w 3000 -s 100 -p $hogs" >"$LOGS/$tag.log" 2>&1 ||
+					echo "lu: exit $? (timeout: 143)" >>"$LOGS/$tag.log"
+				# shellcheck disable=SC2046 # PIDs, split on purpose
+				kill $(echo "$hogs" | tr , ' ')
+				wait
+				line=$(grep '^threads=' "$LOGS/$tag.log") || die "lu: no result, see $LOGS/$tag.log"
+				record "exp=lu rep=$r case=$case LB_CLASSIFY=$s $line"
+				status "lu $case rep $r LB_CLASSIFY=$s: $line"
+			done
+		done
+		r=$((r + 1))
+	done
+	rmdir "$CG/bench-a" "$CG/bench-b"
+	setf LB_CLASSIFY on
+}
+
+# ---- pipe: the 2020 perf bench sched pipe -T shape ----
+exp_pipe() {
+	need_flag SIS_ASYM_PREV
+	loops=20000
+	[ $quick -eq 1 ] && loops=5000
+	shape=symmetric
+	[ -n "$(cpus_cap notmax)" ] && shape=asymmetric
+	status "pipe: perf bench sched pipe -T -l $loops on a $shape guest"
+	r=1
+	while [ $r -le "$reps" ]; do
+		for s in $(order $r); do
+			setf SIS_ASYM_PREV "$s"
+			sleep 1
+			tag=pipe-$r-$s
+			p0=$(fstat sis_asym_prev)
+			c0=$(fstat sis_asym_scan)
+			perf stat -x, -e cpu-migrations,context-switches -o "$LOGS/$tag.stat" \
+				perf bench sched pipe -T -l $loops >"$LOGS/$tag.log" 2>&1 ||
+				die "pipe: perf failed, see $LOGS/$tag.log"
+			p1=$(fstat sis_asym_prev)
+			c1=$(fstat sis_asym_scan)
+			ops=$(awk '/ops\/sec/ { print $1 }' "$LOGS/$tag.log")
+			mig=$(awk -F, '$3 == "cpu-migrations" { print $1 }' "$LOGS/$tag.stat")
+			record "exp=pipe rep=$r shape=$shape SIS_ASYM_PREV=$s loops=$loops" \
+				"ops_per_s=${ops:-nan} migrations=${mig:-nan}" \
+				"sis_asym_prev=$((p1 - p0)) sis_asym_scan=$((c1 - c0))"
+			status "pipe rep $r SIS_ASYM_PREV=$s: ${ops:-?} ops/s, ${mig:-?} migrations"
+		done
+		r=$((r + 1))
+	done
+	setf SIS_ASYM_PREV on
+}
+
+# ---- eevdf: the 2024 hackbench + cyclictest shape ----
+exp_eevdf() {
+	need_flag RESCHED_INELIGIBLE
+	secs=6
+	grace=10
+	[ $quick -eq 1 ] && secs=1 grace=3
+	cpus=0,1
+	# cyclictest keeps the shared memory of its threads' stats there.
+	mkdir -p /dev/shm
+	grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm || die "eevdf: no /dev/shm"
+	status "eevdf: hackbench -g 1 on CPUs $cpus, cyclictest at nice -19/0/19 for ${secs}s"
+	r=1
+	while [ $r -le "$reps" ]; do
+		cols="RTP-off RTP-on NORTP-off NORTP-on"
+		[ $((r % 2)) -eq 0 ] && cols="NORTP-on NORTP-off RTP-on RTP-off"
+		for col in $cols; do
+			case $col in
+			RTP-*) setf RUN_TO_PARITY on ;;
+			*) setf RUN_TO_PARITY off ;;
+			esac
+			setf RESCHED_INELIGIBLE "${col#*-}"
+			tag=eevdf-$r-$col
+			# 20 tasks on 2 CPUs: the seed had 160 on 4, which under TCG
+			# starves the nice 19 cyclictest for tens of seconds.
+			taskset -c $cpus hackbench -g 1 -f 10 -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
+			hb=$!
+			sleep 1
+			t0=$(fstat resched_ineligible_tick)
+			w0=$(fstat resched_ineligible_wakeup)
+			ct=
+			for n in -19 0 19; do
+				# A starved nice 19 thread may see the end of -D late:
+				# SIGINT makes cyclictest print its summary and stop.
+				timeout -s INT $((secs + grace)) taskset -c $cpus nice -n $n \
+					cyclictest -m -q -D "$secs" -i 1000 >"$LOGS/$tag-nice$n.log" 2>&1 &
+				ct="$ct $!"
+			done
+			# shellcheck disable=SC2086 # PIDs, split on purpose
+			wait $ct
+			t1=$(fstat resched_ineligible_tick)
+			w1=$(fstat resched_ineligible_wakeup)
+			# The parent and every sender and receiver it forked.
+			killall hackbench 2>/dev/null
+			wait "$hb"
+			for n in -19 0 19; do
+				# "Min:    126 Act:18481 Avg:11822 Max:  307671": no
+				# space once a number fills its field.
+				lat=$(sed -n 's/.*Min: *\([0-9]*\).*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/min_us=\1 avg_us=\2 max_us=\3/p' \
+					"$LOGS/$tag-nice$n.log" | tail -n1)
+				record "exp=eevdf rep=$r RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
+					"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
+					"resched_tick=$((t1 - t0)) resched_wakeup=$((w1 - w0))"
+			done
+			status "eevdf rep $r $col done"
+		done
+		r=$((r + 1))
+	done
+	setf RUN_TO_PARITY on
+	setf RESCHED_INELIGIBLE off
+}
+
+# ---- cost: the series at its defaults against the base ----
+exp_cost() {
+	loops=40
+	[ $quick -eq 1 ] && loops=15
+	ploops=10000
+	[ $quick -eq 1 ] && ploops=5000
+	kernel=base
+	has_flag MISFIT && kernel=patched
+	r=1
+	while [ $r -le "$reps" ]; do
+		tag=cost-$kernel-$r
+		hackbench -g 2 -l $loops >"$LOGS/$tag-hackbench.log" 2>&1 ||
+			die "cost: hackbench failed"
+		hb=$(awk '/^Time:/ { print $2 }' "$LOGS/$tag-hackbench.log")
+		perf bench sched pipe -l $ploops >"$LOGS/$tag-pipe.log" 2>&1 || die "cost: perf failed"
+		ops=$(awk '/ops\/sec/ { print $1 }' "$LOGS/$tag-pipe.log")
+		record "exp=cost kernel=$kernel rep=$r hackbench_s=${hb:-nan} pipe_ops_per_s=${ops:-nan}"
+		status "cost $kernel rep $r: hackbench ${hb:-?} s, pipe ${ops:-?} ops/s"
+		r=$((r + 1))
+	done
+}
+
+echo "guest: $(uname -r) $(ncpus) CPUs, quick=$quick reps=$reps" >>"$out/guest.txt"
+for e in "$@"; do
+	case $e in
+	misfit | lu | pipe | eevdf | cost) ;;
+	*) die "unknown experiment '$e'" ;;
+	esac
+	status "start $e"
+	"exp_$e"
+done
+status "done"
