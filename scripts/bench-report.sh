@@ -176,6 +176,12 @@ for g in dynamiq juno; do
 		sep "longest task, MISFIT on vs off" "boot=$g exp=misfit-longest MISFIT=on" "boot=$g exp=misfit-longest MISFIT=off" longest_s
 		sep "big share, on vs off" "boot=$g exp=misfit MISFIT=on" "boot=$g exp=misfit MISFIT=off" big_share
 		echo
+		echo "Limits: under TCG a vCPU runs as fast as the host runs its thread.  The"
+		echo "littles are slower only through the host CPU quota above; without it"
+		echo "completion times cannot differ for capacity reasons and only placement"
+		echo "(big share, latency, migrations) shows the effect.  With 2 host CPUs for"
+		echo "6-8 busy vCPUs, times also carry the host's own scheduling noise."
+		echo
 		echo "![misfit $g](misfit-$g.png)"
 		echo
 	} >>"$md"
@@ -226,6 +232,12 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 			sep "$c imbalance, on vs off" "exp=lu-imb case=$c LB_CLASSIFY=on" "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance
 		done
 		echo
+		echo "Limits: the seed ran 76 threads on 4 x 20 CPUs, where the pre-v5.5"
+		echo "avg_load policy left 30-34 threads on two nodes and 5-9 on the others."
+		echo "Here 6 workers and 2 hogs fill 8 vCPUs on 2 host CPUs: one thread per"
+		echo "CPU leaves the two policies few different choices, and the barrier"
+		echo "waits for the slowest vCPU thread, which the host decides."
+		echo
 		echo "![lu](lu.png)"
 		echo
 	} >>"$md"
@@ -269,6 +281,11 @@ if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
 	{
 		echo
 		printf '%s\n' "${sepl[@]}"
+		echo
+		echo "Limits: migrations are the placement effect and are exact counts."
+		echo "Throughput under TCG depends on which host thread runs which vCPU, so"
+		echo "the seed's +22% (a task kept on a big core instead of bouncing to"
+		echo "littles) can only show on a guest with throttled littles, and noisily."
 		printf '\n![pipe](pipe.png)\n\n'
 	} >>"$md"
 	plot pipe "perf bench sched pipe -T: migrations per run" "migrations" "${specs[@]}"
@@ -321,6 +338,11 @@ if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
 				"exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us
 		done
 		echo
+		echo "Limits: under TCG a vCPU thread that the host preempts stalls the guest"
+		echo "for milliseconds to tens of milliseconds, far above the 6-466 us the seed"
+		echo "measured on bare metal; those stalls set the latencies here.  The resched"
+		echo "counters show whether the mechanism acted."
+		echo
 		echo "Seed: avg at nice 0 went 466 -> 277 us (RUN_TO_PARITY) and 289 -> 257 us"
 		echo "(NO_RUN_TO_PARITY)."
 		echo
@@ -349,6 +371,9 @@ if [[ -n $(sel "exp=cost" hackbench_s | head -n1) ]]; then
 		echo
 		sep "hackbench, patched vs base" "exp=cost kernel=patched" "exp=cost kernel=base" hackbench_s
 		sep "pipe, patched vs base" "exp=cost kernel=patched" "exp=cost kernel=base" pipe_ops_per_s
+		echo
+		echo "Limits: hackbench with 80 tasks on 8 vCPUs under TCG varies severalfold"
+		echo "from run to run; only a large cost would stand out of that."
 		echo
 		echo "![cost](cost.png)"
 		echo
