@@ -26,9 +26,9 @@
 #             made, weighted, made idle, bandwidth-limited, given CPUs,
 #             filled with workload processes, emptied and removed;
 #   affinity  a workload process (all its threads) gets a random CPU mask.
-# Then every CPU comes back online, flags and schedstats are restored, the
-# groups go, each workload must finish with its expected output ("Time:",
-# "total time:", "successful run completed"), a task must run on every CPU,
+# Then every CPU comes back online, flags and schedstats are restored, each
+# workload must finish with its expected output ("Time:", "total time:",
+# "successful run completed"), the groups go, a task must run on every CPU,
 # and the kernel must not be tainted.  Exits 0, or 1 with "stress: FAIL
 # reason" as the last line.  Status lines go to the console as
 # "SCHEDSERIES-STRESS ..." so that kernel messages can be placed in time.
@@ -504,12 +504,6 @@ done
 echo "$ORIG_STATS" >"$STATS" || err "cannot restore schedstats $ORIG_STATS"
 read_flags
 [ "$FLAGS" = "$ORIG_FLAGS" ] || err "flags are '$FLAGS' after restoring '$ORIG_FLAGS'"
-for g in "$CG"/stress[0-9]*; do
-	[ -d "$g" ] || continue
-	cg_empty "$g"
-	rmdir "$g" 2>/dev/null || { sleep 1 && cg_empty "$g" && rmdir "$g"; } ||
-		err "cannot remove $g"
-done
 targets
 for p in $TARGETS; do
 	taskset -ap "$ALLMASK" "$p" >/dev/null 2>&1
@@ -521,6 +515,22 @@ left=$(wait_gone 240 $HB $SB $SN $SPINNERS)
 for p in $left; do
 	err "workload $p ($(cat "/proc/$p/comm" 2>/dev/null)) still running 240s after the end"
 	kill -9 "$p" 2>/dev/null
+done
+# The groups go once the workloads are gone: while hackbench still forks,
+# a child can land in a group just emptied, and rmdir rightly fails with
+# EBUSY (seen once in CI).  A group that stays busy is reported with what
+# is still in it.
+for g in "$CG"/stress[0-9]*; do
+	[ -d "$g" ] || continue
+	i=0
+	while [ $i -lt 10 ]; do
+		cg_empty "$g"
+		rmdir "$g" 2>/dev/null && break
+		sleep 1
+		i=$((i + 1))
+	done
+	[ -d "$g" ] && err "cannot remove $g: procs '$(tr '\n' ' ' <"$g/cgroup.procs")'," \
+		"events '$(tr '\n' ' ' <"$g/cgroup.events")'"
 done
 hb_ok=$(grep -c '^ok' "$W/hackbench.runs" 2>/dev/null)
 hb_fail=$(grep -c '^fail' "$W/hackbench.runs" 2>/dev/null)
