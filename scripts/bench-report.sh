@@ -198,7 +198,6 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 			END { if (!n) { print "-"; exit } for (i = 1; i <= m; i++) printf "%s%.2f", (i > 1 ? " / " : ""), s[i] / n; print "" }'
 	}
 	# imbalance per run: max - min of the workers per node.
-	sel "exp=lu" rep >/dev/null
 	awk '/exp=lu / { for (i = 1; i <= NF; i++) if ($i ~ /^workers_per_node=/) { split(substr($i, 18), v, "/")
 		mx = v[1]; mn = v[1]; for (j in v) { if (v[j] > mx) mx = v[j]; if (v[j] < mn) mn = v[j] }
 		line = $0; sub(/exp=lu /, "exp=lu-imb ", line); printf "%s imbalance=%.2f\n", line, mx - mn } }' "$all" >"$res/lu.imb"

@@ -75,23 +75,18 @@ tree=$(tree_dir)
 	echo "mode: quick=$quick reps=$reps throttle=$throttle"
 } >"$res/base.txt"
 
-# The unpatched base: pop the series, build, push it again.  Rebuilt only
-# when the base or the configs change (the stamp records both).
+# The unpatched base: the tree with no patch applied, built, then the
+# series applied again.  Rebuilt only when the base or the configs change
+# (the stamp records both).
 base_kernel() {
-	local bout=$CACHE/out/x86_64-base want files
+	local bout=$CACHE/out/x86_64-base want rc=0
 	want="$(head -n1 "$tree/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
 	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then
 		progress "base kernel $bout is up to date" >&2
 		echo "$bout/arch/x86/boot/bzImage"
 		return
 	fi
-	progress "building the unpatched base kernel (series popped from $tree)" >&2
-	mapfile -t files < <(cd "$tree" && find .pc -mindepth 2 -type f ! -name .timestamp |
-		cut -d/ -f3- | sort -u)
-	(cd "$tree" && QUILT_PATCHES=patches QUILT_PC=.pc quilt pop -afq >/dev/null 2>&1) || true
-	rm -f "$tree/.schedseries-applied"
-	(cd "$tree" && touch -- "${files[@]}" 2>/dev/null) || true
-	local rc=0
+	"$REPO/scripts/prepare-tree.sh" -n 0 >&2
 	"$REPO/scripts/build-kernel.sh" -n x86_64-base x86_64 >&2 || rc=$?
 	"$REPO/scripts/prepare-tree.sh" >&2
 	[[ $rc -eq 0 ]] || die "base kernel build failed, log $bout/build.log"
@@ -103,9 +98,7 @@ base_image=$(base_kernel)
 declare -A kernel initrd rootfs
 for a in x86_64 arm64; do
 	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(grep -v '^/' >&2) | tail -n1)
-	rootfs[$a]=$("$REPO/scripts/mk-rootfs.sh" "$a" | tee >(grep -v '^/' >&2) | tail -n1)
-	initrd[$a]=$CACHE/initramfs-$a-plain.cpio.gz
-	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}"
+	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
 	arch_vars "$a"
 	mkdir -p "$res/bin-$a"
 	"${CROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -o "$res/bin-$a/schedbench" \
@@ -125,8 +118,7 @@ qmp_threads() {
 CPUCG=/sys/fs/cgroup/cpu
 throttle_littles() {
 	local g=$1 sock=$2 dir=$3 caps sum i cpu tid quota n=0 why=
-	# shellcheck source=/dev/null
-	caps=$(. "$REPO/guests/$g.conf" && echo "$EXPECT_CAPACITY")
+	caps=$(guest_load "$g" && echo "$EXPECT_CAPACITY")
 	IFS=, read -ra capv <<<"$caps"
 	sum=0
 	for c in "${capv[@]}"; do sum=$((sum + c)); done
@@ -138,7 +130,7 @@ throttle_littles() {
 	threads=$(qmp_threads "$sock" 2>"$dir/qmp.err") || true
 	if [[ -z $threads ]]; then
 		why="QMP query-cpus-fast gave nothing ($(head -c 200 "$dir/qmp.err"))"
-	elif [[ ! -w $CPUCG/cpu.cfs_quota_us && ! -d $CPUCG ]]; then
+	elif [[ ! -d $CPUCG ]]; then
 		why="no cgroup v1 cpu controller at $CPUCG"
 	fi
 	if [[ -z $why ]]; then
@@ -176,14 +168,14 @@ trap unthrottle EXIT
 trap 'unthrottle; exit 143' TERM INT
 
 failed=0
-# boot NAME GUEST KERNEL ARCH TIMEOUT EXPERIMENT...
+# boot NAME GUEST KERNEL ARCH TIMEOUT REPS EXPERIMENT...
 boot() {
-	local name=$1 g=$2 k=$3 a=$4 t=$5 dir rc=0 qpid sock
-	shift 5
+	local name=$1 g=$2 k=$3 a=$4 t=$5 n=$6 dir rc=0 qpid sock
+	shift 6
 	dir=$res/$name
 	mkdir -p "$dir"
 	cp "$REPO/scripts/guest-bench.sh" "$res/bin-$a/schedbench" "$dir/"
-	local args=/results/guest-bench.sh,-r,$reps
+	local args=/results/guest-bench.sh,-r,$n
 	[[ $quick -eq 1 ]] && args+=,-q
 	args+=,$(IFS=,; echo "$*")
 	local qopt=()
@@ -209,19 +201,19 @@ boot() {
 
 to=2400
 [[ $quick -eq 1 ]] && to=900
-boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" misfit pipe
-[[ $quick -eq 1 ]] || boot juno arm64-juno "${kernel[arm64]}" arm64 "$to" misfit pipe
-boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" lu pipe eevdf
+boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
+[[ $quick -eq 1 ]] || boot juno arm64-juno "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
+boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" "$reps" lu pipe eevdf
 # cost: alternate the two kernels; REPS measurements per kernel in all.
 nboot=5
 [[ $quick -eq 1 ]] && nboot=2
-saved=$reps
-reps=$(((saved + nboot - 1) / nboot))
 for ((b = 1; b <= nboot; b++)); do
-	boot "cost-patched-$b" x86_64-numa "${kernel[x86_64]}" x86_64 600 cost
-	boot "cost-base-$b" x86_64-numa "$base_image" x86_64 600 cost
+	for k in patched base; do
+		img=${kernel[x86_64]}
+		[[ $k == base ]] && img=$base_image
+		boot "cost-$k-$b" x86_64-numa "$img" x86_64 600 $(((reps + nboot - 1) / nboot)) cost
+	done
 done
-reps=$saved
 
 "$REPO/scripts/bench-report.sh" "$res" || { progress "report failed"; failed=$((failed + 1)); }
 progress "bench done: $res/summary.md"

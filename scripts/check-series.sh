@@ -55,7 +55,6 @@ done
 "$REPO/scripts/prepare-tree.sh"
 tree=$(tree_dir)
 cd "$tree"
-export QUILT_PATCHES=patches QUILT_PC=.pc
 
 cp_opts=(--strict --quiet --show-types)
 git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || cp_opts+=(--ignore UNKNOWN_COMMIT_ID)
@@ -82,13 +81,13 @@ build() {
 	esac || die "build failed for $arch/$variant after $what"
 }
 
-quilt pop -afq >/dev/null 2>&1 || true
-rm -f .schedseries-applied
+# prepare-tree.sh -n N leaves the first N patches applied and touches what
+# changed, so each step rebuilds only what patch N touches.  The last step
+# leaves the whole series applied, as it was.
 n=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
-	quilt push -q >/dev/null || die "patch $p does not apply"
-	find .pc -mindepth 2 -type f ! -name .timestamp | cut -d/ -f3- | sort -u | xargs -r touch
+	"$REPO/scripts/prepare-tree.sh" -n "$n" >/dev/null
 	for a in "${archs[@]}"; do
 		for v in "${variants[@]}"; do
 			build "$a" "$v" "patch $n/${#patches[@]} ($p)"
@@ -96,5 +95,4 @@ for p in "${patches[@]}"; do
 	done
 	progress "bisect ok: $n/${#patches[@]} $p (${archs[*]}; ${variants[*]})"
 done
-series_stamp >.schedseries-applied
 progress "series builds after every patch"

@@ -80,17 +80,14 @@ if [ -w "$FEATS" ]; then
 	read -r STATS0 <"$STATS"
 	echo 1 >"$STATS"
 fi
-restore() {
-	[ -n "$FEATS0" ] || return 0
-	for f in MISFIT LB_CLASSIFY SIS_ASYM_PREV RESCHED_INELIGIBLE RUN_TO_PARITY; do
-		case " $FEATS0 " in
-		*" NO_$f "*) echo "NO_$f" >"$FEATS" ;;
-		*" $f "*) echo "$f" >"$FEATS" ;;
-		esac
+# Every flag back as this script found it: after each experiment, and at
+# the end with schedstats.
+restore_flags() {
+	for f in $FEATS0; do
+		echo "$f" >"$FEATS"
 	done
-	echo "$STATS0" >"$STATS"
 }
-trap restore EXIT
+trap '[ -z "$FEATS0" ] || { restore_flags; echo "$STATS0" >"$STATS"; }' EXIT
 
 has_flag() {
 	grep -qE "(^| )(NO_)?$1( |$)" "$FEATS" 2>/dev/null
@@ -112,23 +109,15 @@ fstat() {
 order() {
 	if [ $(($1 % 2)) -eq 1 ]; then echo "on off"; else echo "off on"; fi
 }
-# cpus_with CMP: the CPUs whose capacity is (max|notmax), comma separated.
+# cpus_cap max|notmax: the CPUs whose capacity is the largest (or not),
+# comma separated; without cpu_capacity a CPU counts as 1024.
 cpus_cap() {
-	max=0
 	for c in /sys/devices/system/cpu/cpu[0-9]*; do
-		v=$(cat "$c/cpu_capacity" 2>/dev/null || echo 1024)
-		[ "$v" -gt "$max" ] && max=$v
-	done
-	list=
-	for c in /sys/devices/system/cpu/cpu[0-9]*; do
-		v=$(cat "$c/cpu_capacity" 2>/dev/null || echo 1024)
-		n=${c##*cpu}
-		if { [ "$1" = max ] && [ "$v" -eq "$max" ]; } ||
-		   { [ "$1" = notmax ] && [ "$v" -ne "$max" ]; }; then
-			list=$list${list:+,}$n
-		fi
-	done
-	echo "$list"
+		echo "${c##*cpu} $(cat "$c/cpu_capacity" 2>/dev/null || echo 1024)"
+	done | awk -v want="$1" '{ cpu[NR] = $1; cap[NR] = $2; if ($2 > max) max = $2 }
+		END { for (i = 1; i <= NR; i++)
+			if ((cap[i] == max) == (want == "max")) { printf "%s%s", sep, cpu[i]; sep = "," }
+		      print "" }'
 }
 ncpus() {
 	grep -c '^processor' /proc/cpuinfo
@@ -144,6 +133,7 @@ exp_misfit() {
 	secs=3
 	[ $quick -eq 1 ] && secs=1
 	big0=${bigs%%,*}
+	nbig=$(echo "$bigs" | tr , '\n' | wc -l)
 	# Events per second of one sysbench on an idle big CPU, so that the
 	# long runs take SECS there and the pinned ones a quarter of that,
 	# as in the seed (REQUESTS and REQUESTS / 4).
@@ -173,7 +163,7 @@ exp_misfit() {
 			i=0
 			while [ $i -lt 300 ]; do
 				n=$(grep -l 'Threads started' "$LOGS/$tag"-pinned*.log 2>/dev/null | wc -l)
-				[ "$n" -ge "$(echo "$bigs" | tr , '\n' | wc -l)" ] && break
+				[ "$n" -ge "$nbig" ] && break
 				sleep 0.1
 				i=$((i + 1))
 			done
@@ -205,7 +195,7 @@ exp_misfit() {
 		done
 		r=$((r + 1))
 	done
-	setf MISFIT on
+	restore_flags
 }
 
 # ---- lu: the 2019 lu.C shape, GROUP and NORMAL ----
@@ -250,7 +240,7 @@ exp_lu() {
 		r=$((r + 1))
 	done
 	rmdir "$CG/bench-a" "$CG/bench-b"
-	setf LB_CLASSIFY on
+	restore_flags
 }
 
 # ---- pipe: the 2020 perf bench sched pipe -T shape ----
@@ -283,7 +273,7 @@ exp_pipe() {
 		done
 		r=$((r + 1))
 	done
-	setf SIS_ASYM_PREV on
+	restore_flags
 }
 
 # ---- eevdf: the 2024 hackbench + cyclictest shape ----
@@ -343,8 +333,7 @@ exp_eevdf() {
 		done
 		r=$((r + 1))
 	done
-	setf RUN_TO_PARITY on
-	setf RESCHED_INELIGIBLE off
+	restore_flags
 }
 
 # ---- cost: the series at its defaults against the base ----

@@ -116,17 +116,18 @@ host_busy_pct() {
 # wait_host_idle WHAT: timed guest tests need the host to themselves.  Wait
 # up to HOST_IDLE_WAIT (default 60) seconds for the host to be under
 # HOST_BUSY_MAX (default 40) percent busy; print a warning and return 1
-# when it never is (the caller goes on, and records it).
+# when it never is (the caller goes on, and records it).  HOST_BUSY holds
+# the last reading.
 wait_host_idle() {
-	local what=$1 busy waited=0 max=${HOST_IDLE_WAIT:-60}
+	local what=$1 waited=0 max=${HOST_IDLE_WAIT:-60}
 	while :; do
-		busy=$(host_busy_pct 2)
-		[[ $busy -le ${HOST_BUSY_MAX:-40} ]] && return 0
+		HOST_BUSY=$(host_busy_pct 2)
+		[[ $HOST_BUSY -le ${HOST_BUSY_MAX:-40} ]] && return 0
 		if [[ $waited -ge $max ]]; then
-			progress "WARNING: host ${busy}% busy before $what after waiting ${waited}s: timing checks may flake"
+			progress "WARNING: host ${HOST_BUSY}% busy before $what after waiting ${waited}s: timing checks may flake"
 			return 1
 		fi
-		[[ $waited -eq 0 ]] && progress "host ${busy}% busy before $what; waiting up to ${max}s for it to settle"
+		[[ $waited -eq 0 ]] && progress "host ${HOST_BUSY}% busy before $what; waiting up to ${max}s for it to settle"
 		sleep 3
 		waited=$((waited + 5))
 	done
@@ -141,4 +142,14 @@ base_info() {
 	echo "repo: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "host: $(uname -srm), $(nproc) CPUs, $(qemu-system-x86_64 --version | head -n1)"
+}
+
+# tools_userland ARCH: the Debian tools root (scripts/mk-rootfs.sh) and an
+# initramfs without selftests, for guests that run programs from /tools
+# (run-guest.sh -r).  Progress goes to stderr; prints "ROOTFS INITRAMFS".
+tools_userland() {
+	local root initrd=$CACHE/initramfs-$1-plain.cpio.gz
+	root=$("$REPO/scripts/mk-rootfs.sh" "$1" | tee >(grep -v '^/' >&2) | tail -n1)
+	"$REPO/scripts/mk-initramfs.sh" "$1" "$initrd" >&2
+	echo "$root $initrd"
 }

@@ -3,25 +3,38 @@
 #
 # Prepare the kernel tree and apply patches/series to it with quilt.
 #
-# Usage: scripts/prepare-tree.sh [-h]
+# Usage: scripts/prepare-tree.sh [-h] [-n N]
+#
+#   -n N    apply only the first N patches of the series (0: the plain
+#           base), e.g. to build the base or bisect; without -n, all
 #
 # Without KSRC the tree is $SCHED_CACHE/tree, unpacked from Debian's
 # linux-source-6.12 tarball.  With KSRC=/path an existing kernel tree is used
 # in place.  The tree's patches/ is a symlink to this repository's patches/,
 # so `quilt refresh` in the tree edits the repository.  The series is only
 # popped and pushed again when it changed; files the old or new series touch
-# are touched so that make rebuilds them.  Prints the base description on the
-# last line of $tree/.schedseries-base.
+# are touched so that make rebuilds them.  Writes the base description on
+# the first line of $tree/.schedseries-base.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,14s/^# \{0,1\}//p' "$0"
+	sed -n '3,17s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
+npatch=$(series_list | wc -l)
+upto=$npatch
+while getopts hn: opt; do
+	case $opt in
+	h) usage 0 ;;
+	n) upto=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
+[[ $upto =~ ^[0-9]+$ && $upto -le $npatch ]] || die "bad -n '$upto' (0 to $npatch)"
 
 need_pkgs quilt
 mkdir -p "$CACHE"
@@ -59,13 +72,16 @@ export QUILT_PATCHES=patches QUILT_PC=.pc
 # from the first one that differs on are popped and pushed again, so an
 # edit of a late patch rebuilds only what that patch touches.
 stamp=.schedseries-applied
-want=$(series_stamp)
+want=$(series_stamp | awk -v n="$upto" 'NR <= n')
 have=$(cat "$stamp" 2>/dev/null || true)
-if [[ -d .pc && -z $have ]] || [[ ! -d .pc && -n $have ]]; then
-	have="?"
-fi
+# A stamp that does not count what quilt has applied is not to be trusted.
+[[ $(grep -c . <<<"$have") -eq $(quilt applied 2>/dev/null | wc -l) ]] || have="?"
 if [[ $have == "$want" ]]; then
-	progress "series already applied to $tree"
+	if [[ $upto -eq $npatch ]]; then
+		progress "series already applied to $tree"
+	else
+		progress "first $upto of $npatch patches already applied to $tree"
+	fi
 else
 	keep=0
 	if [[ $have != "?" ]]; then
@@ -91,10 +107,13 @@ else
 			quilt pop -fq "${applied[keep - 1]}" >/dev/null 2>&1 || true
 		fi
 	fi
-	npatch=$(series_list | wc -l)
-	progress "applying patches $((keep + 1))-$npatch of $npatch to $tree"
+	if [[ $upto -gt $keep ]]; then
+		progress "applying patches $((keep + 1))-$upto of $npatch to $tree"
+	else
+		progress "popping $tree to the first $upto of $npatch patches"
+	fi
 	log=$CACHE/quilt-push.log
-	if [[ $npatch -gt $keep ]] && ! quilt push -a >"$log" 2>&1; then
+	if [[ $upto -gt $keep ]] && ! quilt push "$(series_list | sed -n "${upto}p")" >"$log" 2>&1; then
 		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //')
 		hunk=$(awk '/^patching file/ { f = $3 }
 			/FAILED|malformed|can.t find file/ { print (f ? f ": " : "") $0; exit }' "$log")
@@ -122,4 +141,6 @@ while read -r f; do
 		cmp -s "$REPO/$g" "$g" 2>/dev/null || install -D -m644 "$REPO/$g" "$g"
 	done
 done
-printf '%s\nseries %s\n' "$base" "$series_hash" >.schedseries-base
+partial=
+[[ $upto -eq $npatch ]] || partial=" (first $upto of $npatch patches applied)"
+printf '%s\nseries %s%s\n' "$base" "$series_hash" "$partial" >.schedseries-base

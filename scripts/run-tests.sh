@@ -79,7 +79,7 @@ done
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	mkdir -p "$res/$g"
-	wait_host_idle "$g" || echo "host busy before boot: $(host_busy_pct 1)%" >"$res/$g/host-busy.txt"
+	wait_host_idle "$g" || echo "host busy before boot: $HOST_BUSY%" >"$res/$g/host-busy.txt"
 	"$REPO/scripts/run-guest.sh" -t "$timeout" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
 		true
 	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |

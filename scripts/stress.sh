@@ -27,7 +27,8 @@
 # BUG, WARNING, lockdep, KASAN, UBSAN, RCU stall, Oops), a panic, a
 # timeout, or when the driver fails (a workload without its output, a CPU
 # that stays offline, a flag not restored, a taint).  RESULTS/GUEST has
-# console.log, cmd.out and stress.txt (the counters); RESULTS/summary.txt
+# console.log, cmd.out and stress.txt (the counters); RESULTS/base.txt the
+# base, series and host; RESULTS/summary.txt
 # one line per guest.  The last line is "N passed, N failed"; the exit
 # status is 1 when a guest failed, after a "FAIL GUEST: reason" line.
 set -euo pipefail
@@ -37,7 +38,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,32s/^# \{0,1\}//p' "$0"
+	sed -n '3,33s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 minutes=
@@ -86,6 +87,7 @@ progress "stress: ${minutes} min per guest on ${guests[*]}, seed $seed, results 
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
 "$REPO/scripts/prepare-tree.sh"
+base_info >"$res/base.txt"
 
 declare -A kernel initrd rootfs
 for g in "${guests[@]}"; do
@@ -95,9 +97,7 @@ for g in "${guests[@]}"; do
 	[[ $a == x86_64 ]] && frags+=("$REPO/configs/debug-kasan.config")
 	kernel[$a]=$("$REPO/scripts/build-kernel.sh" -n "$a-debug" "$a" "${frags[@]}" |
 		tee >(cat >&2) | tail -n1)
-	rootfs[$a]=$("$REPO/scripts/mk-rootfs.sh" "$a" | tee >(cat >&2) | tail -n1)
-	initrd[$a]=$CACHE/initramfs-$a-plain.cpio.gz
-	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}"
+	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
 done
 
 # field FILE KEY : the value of KEY=value in FILE, or "?".
