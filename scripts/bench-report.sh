@@ -292,12 +292,15 @@ fi
 
 # ---- 4. eevdf ----
 if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
+	# Runs before hackbench_fds was recorded all used -f 10.
+	fds=$(sel "exp=eevdf" hackbench_fds | head -n1)
+	fds=${fds:-10}
 	cols=("RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on"
 	      "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on")
 	{
 		echo "## 4. Reschedule when current is ineligible (RESCHED_INELIGIBLE), 2024 shape"
 		echo
-		echo "x86_64-numa, CPUs 0-1: \`hackbench -g 1 -f 10\` in the background and three"
+		echo "x86_64-numa, CPUs 0-1: \`hackbench -g 1 -f $fds\` in the background and three"
 		echo "\`cyclictest -m -q -i 1000\` at nice -19, 0 and 19 at once (the seed ran one"
 		echo "nice level at a time on 4 isolated cores).  Latencies in us; the seed's"
 		echo "figure follows ours in each cell as \"seed: X\"."

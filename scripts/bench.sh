@@ -7,7 +7,7 @@
 # Usage: scripts/bench.sh [-h] [-q] [-N] [-r REPS] [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
-#               guest, the cost experiment in 2 boots per kernel
+#               guest, the cost experiment in 1 boot per kernel
 #   -N          do not slow the little vCPUs down on the host (declared
 #               capacity only)
 #   -r REPS     repeats of each flag setting, alternating (default 5)
@@ -18,7 +18,7 @@
 #   arm64-juno     misfit, pipe      (the seeds' Juno shape; not with -q)
 #   x86_64-numa    lu, pipe, eevdf   (NUMA, symmetric capacity)
 #   x86_64-numa    cost, booting the patched kernel at its defaults and the
-#                  unpatched base kernel in turn (5 boots each, 2 with -q)
+#                  unpatched base kernel in turn (5 boots each, 1 with -q)
 # The base kernel is the tree with the series popped, built once into
 # $SCHED_CACHE/out/x86_64-base.
 #
@@ -206,7 +206,7 @@ boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
 boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" "$reps" lu pipe eevdf
 # cost: alternate the two kernels; REPS measurements per kernel in all.
 nboot=5
-[[ $quick -eq 1 ]] && nboot=2
+[[ $quick -eq 1 ]] && nboot=1
 for ((b = 1; b <= nboot; b++)); do
 	for k in patched base; do
 		img=${kernel[x86_64]}

@@ -281,12 +281,15 @@ exp_eevdf() {
 	need_flag RESCHED_INELIGIBLE
 	secs=6
 	grace=10
-	[ $quick -eq 1 ] && secs=1 grace=3
+	fds=10
+	# Quick: half the hackbench tasks, so that the starved nice 19
+	# cyclictest and the kill of hackbench take seconds less per column.
+	[ $quick -eq 1 ] && secs=1 grace=3 fds=5
 	cpus=0,1
 	# cyclictest keeps the shared memory of its threads' stats there.
 	mkdir -p /dev/shm
 	grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm || die "eevdf: no /dev/shm"
-	status "eevdf: hackbench -g 1 on CPUs $cpus, cyclictest at nice -19/0/19 for ${secs}s"
+	status "eevdf: hackbench -g 1 -f $fds on CPUs $cpus, cyclictest at nice -19/0/19 for ${secs}s"
 	r=1
 	while [ $r -le "$reps" ]; do
 		cols="RTP-off RTP-on NORTP-off NORTP-on"
@@ -298,9 +301,9 @@ exp_eevdf() {
 			esac
 			setf RESCHED_INELIGIBLE "${col#*-}"
 			tag=eevdf-$r-$col
-			# 20 tasks on 2 CPUs: the seed had 160 on 4, which under TCG
-			# starves the nice 19 cyclictest for tens of seconds.
-			taskset -c $cpus hackbench -g 1 -f 10 -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
+			# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which under
+			# TCG starves the nice 19 cyclictest for tens of seconds.
+			taskset -c $cpus hackbench -g 1 -f $fds -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
 			hb=$!
 			sleep 1
 			t0=$(fstat resched_ineligible_tick)
@@ -326,6 +329,7 @@ exp_eevdf() {
 				lat=$(sed -n 's/.*Min: *\([0-9]*\).*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/min_us=\1 avg_us=\2 max_us=\3/p' \
 					"$LOGS/$tag-nice$n.log" | tail -n1)
 				record "exp=eevdf rep=$r RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
+					"hackbench_fds=$fds" \
 					"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
 					"resched_tick=$((t1 - t0)) resched_wakeup=$((w1 - w0))"
 			done

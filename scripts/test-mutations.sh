@@ -12,9 +12,16 @@
 #   GUEST       guests to boot (default: arm64-juno x86_64-numa)
 #   -o RESULTS  results directory (default results/mutations-YYYYmmdd-HHMMSS)
 #
+# Then a second mutant for the one assertion the first cannot reach, the
+# eevdf_ineligible latency check: the flags are restored, and with
+# RESCHED_INELIGIBLE on place_entity() pushes a waking task 8 slices of
+# virtual time back, so that it sits out several hogs' slices on every
+# wakeup.  On the last GUEST of the list only eevdf_ineligible runs; its
+# counter cases must still pass and its latency case must fail.
+#
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
-# PASS for features).
+# PASS for features), then the three cases of the latency mutant.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -68,7 +75,7 @@ for f in "${!default[@]}"; do
 done
 
 echo "TAP version 13"
-echo "1..$((${#guests[@]} * 5))"
+echo "1..$((${#guests[@]} * 5 + 3))"
 n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
@@ -100,5 +107,31 @@ for g in "${guests[@]}"; do
 		esac
 	done
 done
+# The latency mutant.
+g=${guests[-1]}
+a=$(guest_arch "$g")
+cp "$backup" "$fair"
+anchor='se->vruntime = vruntime - lag;'
+[[ $(grep -cF "$anchor" "$fair") -eq 1 ]] || die "no single '$anchor' in $fair to mutate"
+sed -i "s/se->vruntime = vruntime - lag;/se->vruntime = vruntime - lag + (sched_feat(RESCHED_INELIGIBLE) \&\& (flags \& ENQUEUE_WAKEUP) ? 8 * vslice : 0);/" "$fair"
+progress "RESCHED_INELIGIBLE now delays every waking task by 8 slices"
+kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
+"$REPO/scripts/run-guest.sh" -T eevdf_ineligible -o "$res/$g-latency" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
+tap=$res/$g-latency/eevdf_ineligible.tap
+for c in ineligible.on_no_parity.counters ineligible.off_no_parity.counters; do
+	n=$((n + 1))
+	if grep -q "^ok [0-9]* $c\$" "$tap" 2>/dev/null; then
+		echo "ok $n $g latency mutant: $c still passes"
+	else
+		echo "not ok $n $g latency mutant: $c did not pass, see $tap"; nfail=$((nfail + 1))
+	fi
+done
+n=$((n + 1))
+if grep -q "^not ok [0-9]* latency.worst_delay_no_parity" "$tap" 2>/dev/null; then
+	echo "ok $n $g latency mutant: latency.worst_delay_no_parity failed: $(grep -m1 'worst delay grew' "$tap" | sed 's/.*worst_delay_no_parity://' | cut -c1-90)"
+else
+	echo "not ok $n $g latency mutant: latency.worst_delay_no_parity did not fail, see $tap"; nfail=$((nfail + 1))
+fi
+
 echo "# $((n - nfail)) as expected, $nfail not"
 [[ $nfail -eq 0 ]]
