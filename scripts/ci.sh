@@ -13,7 +13,8 @@
 # nostats and nodebug configs).  Then the main job, scripts/run-tests.sh,
 # boots every guest into the same RESULTS.  Then the harness fault tests,
 # the mutation test (the behaviour tests must fail on a kernel whose flags
-# do nothing), a short stress of the debug kernel (scripts/stress.sh -q)
+# do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
+# delays waking tasks), a short stress of the debug kernel (scripts/stress.sh -q)
 # and the quick benchmark (scripts/bench.sh -q, which reports and asserts
 # only that every experiment ran).  The last
 # line is "N passed, N failed, N skipped" over all of it; the exit status
