@@ -17,17 +17,21 @@
 # RESCHED_INELIGIBLE on place_entity() pushes a waking task 8 slices of
 # virtual time back, so that it sits out several hogs' slices on every
 # wakeup.  On the last GUEST of the list only eevdf_ineligible runs; its
-# counter cases must still pass and its latency case must fail.
+# counter cases must still pass and its latency case must fail.  Last, a
+# features mutant on the same guest: RESCHED_INELIGIBLE defaults to on and
+# sched_feat_set() accepts unknown names; features.defaults and
+# bad_write.unknown must fail.
 #
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
-# PASS for features), then the three cases of the latency mutant.
+# PASS for features), then the three cases of the latency mutant and the
+# two of the features mutant.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,18s/^# \{0,1\}//p' "$0"
+	sed -n '3,28s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -49,6 +53,10 @@ tree=$(tree_dir)
 fair=$tree/kernel/sched/fair.c
 backup=$res/fair.c.orig
 cp -p "$fair" "$backup"
+dbg=$tree/kernel/sched/debug.c
+feats=$tree/kernel/sched/features.h
+cp -p "$dbg" "$res/debug.c.orig"
+cp -p "$feats" "$res/features.h.orig"
 
 archs=()
 for g in "${guests[@]}"; do
@@ -58,7 +66,9 @@ done
 
 restore() {
 	cp "$backup" "$fair"
-	touch "$fair"
+	cp "$res/debug.c.orig" "$dbg"
+	cp "$res/features.h.orig" "$feats"
+	touch "$fair" "$dbg" "$feats"
 	for a in "${archs[@]}"; do
 		"$REPO/scripts/build-kernel.sh" "$a" >/dev/null 2>&1 ||
 			echo "# warning: rebuilding the $a kernel after the mutation failed" >&2
@@ -75,7 +85,7 @@ for f in "${!default[@]}"; do
 done
 
 echo "TAP version 13"
-echo "1..$((${#guests[@]} * 5 + 3))"
+echo "1..$((${#guests[@]} * 5 + 5))"
 n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
@@ -132,6 +142,27 @@ if grep -q "^not ok [0-9]* latency.worst_delay_no_parity" "$tap" 2>/dev/null; th
 else
 	echo "not ok $n $g latency mutant: latency.worst_delay_no_parity did not fail, see $tap"; nfail=$((nfail + 1))
 fi
+
+# The features mutant: RESCHED_INELIGIBLE on by default, and unknown names
+# accepted without an error.
+cp "$backup" "$fair"
+touch "$fair"
+sed -i 's/^SCHED_FEAT(RESCHED_INELIGIBLE, false)/SCHED_FEAT(RESCHED_INELIGIBLE, true)/' "$feats"
+grep -q '^SCHED_FEAT(RESCHED_INELIGIBLE, true)' "$feats" || die "cannot flip the RESCHED_INELIGIBLE default in $feats"
+perl -0pi -e 's/(__SCHED_FEAT_NR, cmp\);\n\tif \(i < 0\)\n\t\treturn) i;/$1 0;/' "$dbg"
+cmp -s "$dbg" "$res/debug.c.orig" && die "cannot mutate sched_feat_set() in $dbg"
+progress "features: RESCHED_INELIGIBLE on by default, unknown names accepted"
+kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
+"$REPO/scripts/run-guest.sh" -T features -o "$res/$g-features" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
+tap=$res/$g-features/features.tap
+for c in features.defaults bad_write.unknown.einval_and_unchanged; do
+	n=$((n + 1))
+	if grep -q "^not ok [0-9]* $c\$" "$tap" 2>/dev/null; then
+		echo "ok $n $g features mutant: $c failed"
+	else
+		echo "not ok $n $g features mutant: $c did not fail, see $tap"; nfail=$((nfail + 1))
+	fi
+done
 
 echo "# $((n - nfail)) as expected, $nfail not"
 [[ $nfail -eq 0 ]]
