@@ -14,7 +14,8 @@
 # boots every guest into the same RESULTS.  Then the harness fault tests,
 # the mutation test (the behaviour tests must fail on a kernel whose flags
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
-# delays waking tasks), a short stress of the debug kernel (scripts/stress.sh -q)
+# delays waking tasks, the features cases on one whose features file
+# misbehaves), a short stress of the debug kernel (scripts/stress.sh -q)
 # and the quick benchmark (scripts/bench.sh -q, which reports and asserts
 # only that every experiment ran).  The last
 # line is "N passed, N failed, N skipped" over all of it; the exit status
@@ -24,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,20s/^# \{0,1\}//p' "$0"
+	sed -n '3,22s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=

@@ -18,20 +18,24 @@
 # virtual time back, so that it sits out several hogs' slices on every
 # wakeup.  On the last GUEST of the list only eevdf_ineligible runs; its
 # counter cases must still pass and its latency case must fail.  Last, a
-# features mutant on the same guest: RESCHED_INELIGIBLE defaults to on and
-# sched_feat_set() accepts unknown names; features.defaults and
-# bad_write.unknown must fail.
+# features mutant on the same guest, one fault per assertion of the
+# features test: RESCHED_INELIGIBLE defaults to on; sched_feat_set()
+# accepts unknown names, ignores writes of MISFIT and NO_MISFIT, of
+# NO_SIS_ASYM_PREV and of RESCHED_INELIGIBLE, and flips SIS_ASYM_PREV on
+# every LB_CLASSIFY write; and sched_feat_write() truncates to 63 bytes
+# again (patch 0002 undone).  features.defaults, the four toggle cases,
+# bad_write.unknown and the three 4 KiB bad_write cases must fail.
 #
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
 # PASS for features), then the three cases of the latency mutant and the
-# two of the features mutant.
+# nine of the features mutant.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,28s/^# \{0,1\}//p' "$0"
+	sed -n '3,32s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -85,7 +89,7 @@ for f in "${!default[@]}"; do
 done
 
 echo "TAP version 13"
-echo "1..$((${#guests[@]} * 5 + 5))"
+echo "1..$((${#guests[@]} * 5 + 12))"
 n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
@@ -144,20 +148,44 @@ expect "$tap" ok ineligible.off_no_parity.counters "latency mutant"
 expect "$tap" "not ok" latency.worst_delay_no_parity "latency mutant"
 grep -m1 'worst delay grew' "$tap" 2>/dev/null | sed 's/.*worst_delay_no_parity:/# /' || true
 
-# The features mutant: RESCHED_INELIGIBLE on by default, and unknown names
-# accepted without an error.
+# The features mutant, see the head of this file.
 cp "$backup" "$fair"
 touch "$fair"
 sed -i 's/^SCHED_FEAT(RESCHED_INELIGIBLE, false)/SCHED_FEAT(RESCHED_INELIGIBLE, true)/' "$feats"
 grep -q '^SCHED_FEAT(RESCHED_INELIGIBLE, true)' "$feats" || die "cannot flip the RESCHED_INELIGIBLE default in $feats"
-perl -0pi -e 's/(__SCHED_FEAT_NR, cmp\);\n\tif \(i < 0\)\n\t\treturn) i;/$1 0;/' "$dbg"
-cmp -s "$dbg" "$res/debug.c.orig" && die "cannot mutate sched_feat_set() in $dbg"
-progress "features: RESCHED_INELIGIBLE on by default, unknown names accepted"
+# mutate_dbg WHAT PERL: one perl -0 substitution of debug.c that must hit.
+mutate_dbg() {
+	cp -p "$dbg" "$res/debug.c.prev"
+	perl -0pi -e "$2" "$dbg"
+	cmp -s "$dbg" "$res/debug.c.prev" && die "cannot $1 in $dbg"
+	rm -f "$res/debug.c.prev"
+}
+# shellcheck disable=SC2016 # $1 is perl's
+mutate_dbg "accept unknown names" \
+	's/(__SCHED_FEAT_NR, cmp\);\n\tif \(i < 0\)\n\t\treturn) i;/$1 0;/'
+# shellcheck disable=SC2016
+mutate_dbg "ignore or cross-wire flag writes" \
+	's/\n(\tif \(neg\) \{\n\t\tsysctl_sched_features &=)/
+	if (i == __SCHED_FEAT_MISFIT ||
+	    (i == __SCHED_FEAT_SIS_ASYM_PREV && neg) ||
+	    (i == __SCHED_FEAT_RESCHED_INELIGIBLE && !neg))
+		return 0;
+	if (i == __SCHED_FEAT_LB_CLASSIFY)
+		sysctl_sched_features ^= 1UL << __SCHED_FEAT_SIS_ASYM_PREV;
+\n$1/'
+mutate_dbg "undo the length check of patch 0002" \
+	's/\tif \(cnt >= sizeof\(buf\)\)\n\t\treturn -EINVAL;/\tif (cnt > 63)\n\t\tcnt = 63;/'
+progress "features: RESCHED_INELIGIBLE on by default, flag writes ignored or cross-wired, unknown and long writes accepted"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
 "$REPO/scripts/run-guest.sh" -T features -o "$res/$g-features" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
 tap=$res/$g-features/features.tap
 expect "$tap" "not ok" features.defaults "features mutant"
-expect "$tap" "not ok" bad_write.unknown.einval_and_unchanged "features mutant"
+for f in misfit lb_classify sis_asym_prev resched_ineligible; do
+	expect "$tap" "not ok" "toggle.$f.set_and_read_back" "features mutant"
+done
+for w in unknown page_of_junk page_valid_prefix page_valid_then_blanks; do
+	expect "$tap" "not ok" "bad_write.$w.einval_and_unchanged" "features mutant"
+done
 
 echo "# $((n - nfail)) as expected, $nfail not"
 [[ $nfail -eq 0 ]]
