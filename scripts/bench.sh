@@ -75,24 +75,6 @@ tree=$(tree_dir)
 	echo "mode: quick=$quick reps=$reps throttle=$throttle"
 } >"$res/base.txt"
 
-# The unpatched base: the tree with no patch applied, built, then the
-# series applied again.  Rebuilt only when the base or the configs change
-# (the stamp records both).
-base_kernel() {
-	local bout=$CACHE/out/x86_64-base want rc=0
-	want="$(head -n1 "$tree/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
-	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then
-		progress "base kernel $bout is up to date" >&2
-		echo "$bout/arch/x86/boot/bzImage"
-		return
-	fi
-	"$REPO/scripts/prepare-tree.sh" -n 0 >&2
-	"$REPO/scripts/build-kernel.sh" -n x86_64-base x86_64 >&2 || rc=$?
-	"$REPO/scripts/prepare-tree.sh" >&2
-	[[ $rc -eq 0 ]] || die "base kernel build failed, log $bout/build.log"
-	echo "$want" >"$bout/.schedseries-base-built"
-	echo "$bout/arch/x86/boot/bzImage"
-}
 base_image=$(base_kernel)
 
 declare -A kernel initrd rootfs

@@ -15,7 +15,7 @@
 # the mutation test (the behaviour tests must fail on a kernel whose flags
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
 # delays waking tasks, the features cases on one whose features file
-# misbehaves), a short stress of the debug kernel (scripts/stress.sh -q)
+# misbehaves; every test must SKIP on the unpatched base), a short stress of the debug kernel (scripts/stress.sh -q)
 # and the quick benchmark (scripts/bench.sh -q, which reports and asserts
 # only that every experiment ran).  The last
 # line is "N passed, N failed, N skipped" over all of it; the exit status

@@ -153,3 +153,26 @@ tools_userland() {
 	"$REPO/scripts/mk-initramfs.sh" "$1" "$initrd" >&2
 	echo "$root $initrd"
 }
+
+# base_kernel: the x86_64 bzImage of the unpatched base, for the bench and
+# the SKIP check of test-mutations.sh.  The tree goes back to no patch
+# applied, is built into out/x86_64-base, and gets the whole series again.
+# Rebuilt only when the base or the configs change (the stamp records
+# both).  Progress goes to stderr; prints the image path.
+base_kernel() {
+	local tree bout=$CACHE/out/x86_64-base want rc=0
+	"$REPO/scripts/prepare-tree.sh" >&2
+	tree=$(tree_dir)
+	want="$(head -n1 "$tree/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
+	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then
+		progress "base kernel $bout is up to date" >&2
+		echo "$bout/arch/x86/boot/bzImage"
+		return
+	fi
+	"$REPO/scripts/prepare-tree.sh" -n 0 >&2
+	"$REPO/scripts/build-kernel.sh" -n x86_64-base x86_64 >&2 || rc=$?
+	"$REPO/scripts/prepare-tree.sh" >&2
+	[[ $rc -eq 0 ]] || die "base kernel build failed, log $bout/build.log"
+	echo "$want" >"$bout/.schedseries-base-built"
+	echo "$bout/arch/x86/boot/bzImage"
+}

@@ -28,14 +28,16 @@
 #
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
-# PASS for features), then the three cases of the latency mutant and the
+# PASS for features), then, when an x86_64 guest is in the list, one case
+# per test on the unpatched base kernel (built as for scripts/bench.sh),
+# which must SKIP, then the three cases of the latency mutant and the
 # nine of the features mutant.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,32s/^# \{0,1\}//p' "$0"
+	sed -n '3,34s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -54,6 +56,12 @@ mkdir -p "$res"
 
 "$REPO/scripts/prepare-tree.sh" >/dev/null
 tree=$(tree_dir)
+# The unpatched base first, while the tree is still untouched.
+xg=
+for g in "${guests[@]}"; do
+	[[ $(guest_arch "$g") == x86_64 ]] && xg=$g
+done
+[[ -n $xg ]] && base_image=$(base_kernel)
 fair=$tree/kernel/sched/fair.c
 backup=$res/fair.c.orig
 cp -p "$fair" "$backup"
@@ -89,7 +97,9 @@ for f in "${!default[@]}"; do
 done
 
 echo "TAP version 13"
-echo "1..$((${#guests[@]} * 5 + 12))"
+nbase=0
+[[ -n $xg ]] && nbase=5
+echo "1..$((${#guests[@]} * 5 + 12 + nbase))"
 n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
@@ -121,6 +131,20 @@ for g in "${guests[@]}"; do
 		esac
 	done
 done
+# The unpatched base on the (last) x86_64 guest: every test must SKIP.
+if [[ -n $xg ]]; then
+	tests="features misfit asym_prev lb_classify eevdf_ineligible"
+	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$xg-base" "$xg" "$base_image" "${initrd[x86_64]}" >/dev/null || true
+	for t in $tests; do
+		n=$((n + 1))
+		rc=$(cat "$res/$xg-base/$t.rc" 2>/dev/null || echo missing)
+		if [[ $rc == 4 ]]; then
+			echo "ok $n $xg unpatched base: $t skipped: $(grep -m1 -o 'SKIP.*' "$res/$xg-base/$t.tap" | cut -c1-70)"
+		else
+			echo "not ok $n $xg unpatched base: $t rc=$rc, must SKIP without the series"; nfail=$((nfail + 1))
+		fi
+	done
+fi
 # expect TAP WANT CASE WHAT: one TAP line, "ok" when CASE's result in the
 # kselftest TAP file is WANT ("ok" or "not ok").
 expect() {
