@@ -32,10 +32,13 @@
 # and the kernel must not be tainted.  Exits 0, or 1 with "stress: FAIL
 # reason" as the last line.  Status lines go to the console as
 # "SCHEDSERIES-STRESS ..." so that kernel messages can be placed in time.
+# The first RCU stall, workqueue lockup or hung task in the kernel log
+# also writes stall-snapshot.txt next to OUTFILE: every process's state,
+# CPU, allowed CPUs, cgroup, cpu.weight and cpu.idle, and every group.
 set -u
 
 usage() {
-	sed -n '5,35s/^# \{0,1\}//p' "$0"
+	sed -n '5,38s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 dur=300
@@ -455,6 +458,38 @@ counters() {
 	cat "$W"/count.* 2>/dev/null | tr '\n' ' '
 }
 
+# snapshot FILE: every process's state, CPU, allowed CPUs, cgroup and that
+# group's cpu.weight and cpu.idle, so that a stall is explained rather
+# than guessed at from the console afterwards.
+snapshot() {
+	{
+		echo "# uptime=$(uptime_s) online=$(cat "$SYS/online") $(counters)"
+		echo "# pid state cpu allowed cgroup weight idle comm"
+		for d in /proc/[0-9]*; do
+			st=$(cat "$d/stat" 2>/dev/null) || continue
+			comm=${st#*(}
+			comm=${comm%)*}
+			# shellcheck disable=SC2086 # split on purpose
+			set -- ${st##*) }
+			cg=$(sed -n 's/^0:://p' "$d/cgroup" 2>/dev/null)
+			w=- idle=-
+			if [ -n "$cg" ] && [ "$cg" != / ]; then
+				w=$(cat "$CG$cg/cpu.weight" 2>/dev/null || echo -)
+				idle=$(cat "$CG$cg/cpu.idle" 2>/dev/null || echo -)
+			fi
+			echo "${d#/proc/} $1 ${37} $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$d/status" 2>/dev/null)" \
+				"${cg:-?} $w $idle $comm"
+		done
+		for g in "$CG"/stress[0-9]*; do
+			[ -d "$g" ] || continue
+			echo "# group ${g#"$CG"} weight=$(cat "$g/cpu.weight" 2>/dev/null)" \
+				"idle=$(cat "$g/cpu.idle" 2>/dev/null) max=$(cat "$g/cpu.max" 2>/dev/null)" \
+				"cpus=$(cat "$g/cpuset.cpus" 2>/dev/null) procs=$(wc -l <"$g/cgroup.procs")"
+		done
+	} >"$1" 2>/dev/null
+}
+STALL_RE='detected stalls? on CPUs|self-detected stall|workqueue lockup|blocked for more than'
+
 t0=$(uptime_s)
 next=30
 while :; do
@@ -467,6 +502,12 @@ while :; do
 	if [ "$el" -ge "$next" ]; then
 		status "t=${el}s $(counters)"
 		next=$((next + 30))
+	fi
+	# The console scan fails the run on a stall; this records who waited.
+	if [ ! -e "$W/snapped" ] && dmesg | grep -qE "$STALL_RE"; then
+		touch "$W/snapped"
+		snapshot "${out%/*}/stall-snapshot.txt"
+		status "t=${el}s stall in the kernel log: tasks, groups and weights in ${out%/*}/stall-snapshot.txt"
 	fi
 done
 touch "$W/stop"

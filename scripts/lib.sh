@@ -8,6 +8,12 @@ CACHE=${SCHED_CACHE:-/var/cache/schedseries}
 BASE_TARBALL=${BASE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+# Depend mode: a miss compiles once instead of preprocessing first, and
+# kbuild's -Wp,-MMD gives ccache the headers.  Measured on kernel/ and mm/
+# of the x86_64 config from an empty cache: 96-102 s against 110-115 s in
+# the default mode and 78-97 s without ccache; a second O= directory still
+# hit 214 of 214.
+export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 T0=${T0:-$(date +%s)}
 export T0
 
