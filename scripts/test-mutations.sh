@@ -17,7 +17,11 @@
 # RESCHED_INELIGIBLE on place_entity() pushes a waking task 8 slices of
 # virtual time back, so that it sits out several hogs' slices on every
 # wakeup.  On the last GUEST of the list only eevdf_ineligible runs; its
-# counter cases must still pass and its latency case must fail.  Last, a
+# latency case must fail, and the flag-off counter case, which the mutant
+# does not reach, must pass.  The flag-on counter case is not judged: the
+# waker, queued far right, drags the average vruntime along, and in 1 of
+# 6 runs (and in a kernel with the features mutant too) the hogs then
+# never became ineligible: tick +0, wakeup +0.  Last, a
 # features mutant on the same guest, one fault per assertion of the
 # features test: RESCHED_INELIGIBLE defaults to on; sched_feat_set()
 # accepts unknown names, ignores writes of MISFIT and NO_MISFIT, of
@@ -30,14 +34,14 @@
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
 # PASS for features), then, when an x86_64 guest is in the list, one case
 # per test on the unpatched base kernel (built as for scripts/bench.sh),
-# which must SKIP, then the three cases of the latency mutant and the
+# which must SKIP, then the two cases of the latency mutant and the
 # nine of the features mutant.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,34s/^# \{0,1\}//p' "$0"
+	sed -n '3,37s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -99,7 +103,7 @@ done
 echo "TAP version 13"
 nbase=0
 [[ -n $xg ]] && nbase=5
-echo "1..$((${#guests[@]} * 5 + 12 + nbase))"
+echo "1..$((${#guests[@]} * 5 + 11 + nbase))"
 n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
@@ -167,7 +171,6 @@ progress "RESCHED_INELIGIBLE now delays every waking task by 8 slices"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
 "$REPO/scripts/run-guest.sh" -T eevdf_ineligible -o "$res/$g-latency" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
 tap=$res/$g-latency/eevdf_ineligible.tap
-expect "$tap" ok ineligible.on_no_parity.counters "latency mutant"
 expect "$tap" ok ineligible.off_no_parity.counters "latency mutant"
 expect "$tap" "not ok" latency.worst_delay_no_parity "latency mutant"
 grep -m1 'worst delay grew' "$tap" 2>/dev/null | sed 's/.*worst_delay_no_parity:/# /' || true
