@@ -15,17 +15,18 @@
 # the mutation test (the behaviour tests must fail on a kernel whose flags
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
 # delays waking tasks, the features cases on one whose features file
-# misbehaves; every test must SKIP on the unpatched base), a short stress of the debug kernel (scripts/stress.sh -q)
-# and the quick benchmark (scripts/bench.sh -q, which reports and asserts
-# only that every experiment ran).  The last
-# line is "N passed, N failed, N skipped" over all of it; the exit status
-# is 1 when anything failed.  A failed host check does not stop the rest.
+# misbehaves; every test must SKIP on the unpatched base), a short stress
+# of the debug kernel (scripts/stress.sh -q) and the quick benchmark
+# (scripts/bench.sh -q, which reports and asserts only that every
+# experiment ran).  The last line is "N passed, N failed, N skipped"
+# over all of it; the exit status is 1 when anything failed.  A failed
+# host check does not stop the rest.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,22s/^# \{0,1\}//p' "$0"
+	sed -n '3,23s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=

@@ -164,10 +164,10 @@ tools_userland() {
 # the SKIP check of test-mutations.sh.  The tree goes back to no patch
 # applied, is built into out/x86_64-base, and gets the whole series again.
 # Rebuilt only when the base or the configs change (the stamp records
-# both).  Progress goes to stderr; prints the image path.
+# both).  Needs the tree prepared by scripts/prepare-tree.sh.  Progress
+# goes to stderr; prints the image path.
 base_kernel() {
 	local tree bout=$CACHE/out/x86_64-base want rc=0
-	"$REPO/scripts/prepare-tree.sh" >&2
 	tree=$(tree_dir)
 	want="$(head -n1 "$tree/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
 	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then

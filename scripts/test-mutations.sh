@@ -33,15 +33,15 @@
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
 # PASS for features), then, when an x86_64 guest is in the list, one case
-# per test on the unpatched base kernel (built as for scripts/bench.sh),
-# which must SKIP, then the two cases of the latency mutant and the
-# nine of the features mutant.
+# per test on the unpatched base kernel (lib.sh's base_kernel, shared
+# with the bench), which must SKIP, then the two cases of the latency
+# mutant and the nine of the features mutant.  The plan line comes last.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,37s/^# \{0,1\}//p' "$0"
+	sed -n '3,38s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -60,6 +60,7 @@ mkdir -p "$res"
 
 "$REPO/scripts/prepare-tree.sh" >/dev/null
 tree=$(tree_dir)
+tests="features misfit asym_prev lb_classify eevdf_ineligible"
 # The unpatched base first, while the tree is still untouched.
 xg=
 for g in "${guests[@]}"; do
@@ -101,9 +102,6 @@ for f in "${!default[@]}"; do
 done
 
 echo "TAP version 13"
-nbase=0
-[[ -n $xg ]] && nbase=5
-echo "1..$((${#guests[@]} * 5 + 11 + nbase))"
 n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
@@ -114,7 +112,6 @@ for a in "${archs[@]}"; do
 done
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
-	tests="features misfit asym_prev lb_classify eevdf_ineligible"
 	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
 	for t in $tests; do
 		n=$((n + 1))
@@ -137,7 +134,6 @@ for g in "${guests[@]}"; do
 done
 # The unpatched base on the (last) x86_64 guest: every test must SKIP.
 if [[ -n $xg ]]; then
-	tests="features misfit asym_prev lb_classify eevdf_ineligible"
 	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$xg-base" "$xg" "$base_image" "${initrd[x86_64]}" >/dev/null || true
 	for t in $tests; do
 		n=$((n + 1))
@@ -214,5 +210,6 @@ for w in unknown page_of_junk page_valid_prefix page_valid_then_blanks; do
 	expect "$tap" "not ok" "bad_write.$w.einval_and_unchanged" "features mutant"
 done
 
+echo "1..$n"
 echo "# $((n - nfail)) as expected, $nfail not"
 [[ $nfail -eq 0 ]]
