@@ -13,14 +13,15 @@
 #
 # The config starts from tinyconfig.  After olddefconfig every option the
 # fragments ask for is checked, and the build fails naming those that did
-# not take effect.  Builds go through ccache into O= directories, so only
-# what changed is rebuilt.  Prints the image path on the last line.
+# not take effect.  Builds go through ccache (scripts/kcc.sh: not for a
+# source with .incbin) into O= directories, so only what changed is
+# rebuilt.  Prints the image path on the last line.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,17s/^# \{0,1\}//p' "$0"
+	sed -n '3,18s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 name=
@@ -54,8 +55,13 @@ tree=$(tree_dir)
 [[ -f $tree/Makefile ]] || die "no kernel tree at $tree (run scripts/prepare-tree.sh)"
 out=$CACHE/out/$name
 mkdir -p "$out"
+# The CC wrapper lives at a path of the cache, not of the clone: kbuild
+# rebuilds every object whose command line changed, CC included.
+ccache_check_incbin
+mkdir -p "$CACHE/bin"
+cmp -s "$REPO/scripts/kcc.sh" "$CACHE/bin/kcc" || install -m 755 "$REPO/scripts/kcc.sh" "$CACHE/bin/kcc"
 mk=(make -C "$tree" O="$out" ARCH="$KARCH" CROSS_COMPILE="$CROSS"
-    CC="ccache ${CROSS}gcc" KBUILD_BUILD_USER=schedseries KBUILD_BUILD_HOST=guest)
+    CC="$CACHE/bin/kcc ${CROSS}gcc" KBUILD_BUILD_USER=schedseries KBUILD_BUILD_HOST=guest)
 
 fhash=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
 if [[ ! -f $out/.config || $(cat "$out/.frag-hash" 2>/dev/null) != "$fhash" ]]; then

@@ -12,10 +12,25 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 # kbuild's -Wp,-MMD gives ccache the headers.  Measured on kernel/ and mm/
 # of the x86_64 config from an empty cache: 96-102 s against 110-115 s in
 # the default mode and 78-97 s without ccache; a second O= directory still
-# hit 214 of 214.
+# hit 214 of 214.  Depend mode never sees what an .incbin pulls in, so
+# scripts/kcc.sh, our CC, keeps such sources away from ccache.
 export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 T0=${T0:-$(date +%s)}
 export T0
+
+# ccache_check_incbin: a ccache filled before scripts/kcc.sh existed (up to
+# 1ac90e6) may hold an .incbin object of an older kernel (a stale
+# piggy.o): clear it, once.  A stamp in the cache marks it safe.
+ccache_check_incbin() {
+	local stamp=$CCACHE_DIR/.schedseries-incbin-safe
+	[[ -f $stamp ]] && return 0
+	if [[ -d $CCACHE_DIR ]] && [[ -n $(ls -A "$CCACHE_DIR") ]]; then
+		progress "clearing $CCACHE_DIR once: it may hold .incbin objects of older kernels (see scripts/kcc.sh)"
+		ccache -C >/dev/null
+	fi
+	mkdir -p "$CCACHE_DIR"
+	touch "$stamp"
+}
 
 # The kernel tree we build: KSRC when given, else our quilt tree.
 tree_dir() {

@@ -26,7 +26,8 @@
 #
 # The console goes to DIR/console.log, each test's output to DIR/TEST.tap
 # and its exit status to DIR/TEST.rc.  The run fails, with one "FAIL GUEST:
-# reason" line and exit status 1, on a kernel panic, a BUG/WARNING/Oops/
+# reason" line and exit status 1, on a kernel that is not the last build
+# of KERNEL's O= directory, a kernel panic, a BUG/WARNING/Oops/
 # lockdep/RCU stall/KASAN/UBSAN line, a timeout, a topology mismatch, a
 # missing DIR/guest.done or a test that neither passed nor skipped.
 # Otherwise it prints "PASS GUEST: ..." and exits 0.  DIR/verdict.txt keeps
@@ -38,7 +39,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,34s/^# \{0,1\}//p' "$0"
+	sed -n '3,35s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 timeout=300
@@ -204,6 +205,15 @@ progress "$GUEST_NAME: QEMU exited with $rc after ${wall}s"
 clean=$(tr -d '\r' <"$console" | grep -v '^SCHEDSERIES-' || true)
 if ! grep -q 'Linux version' <<<"$clean" && [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]]; then
 	verdict "FAIL $GUEST_NAME: QEMU failed (exit $rc): $(tail -n1 "$outdir/qemu.log")"
+fi
+# The kernel that booted must be the last one built in KERNEL's O=
+# directory (a stale image once came out of ccache, see scripts/kcc.sh).
+kout=${kernel%/arch/*/boot/*}
+if [[ $kout != "$kernel" && -f $kout/include/generated/utsversion.h ]]; then
+	want=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$kout/include/generated/utsversion.h")
+	line=$(grep -m1 -o 'Linux version .*' <<<"$clean" || true)
+	[[ -z $want || -z $line || $line == *" $want" ]] ||
+		verdict "FAIL $GUEST_NAME: stale kernel image: it booted '${line##*) }', the last build in $kout is '$want'"
 fi
 line=$(grep -m1 'Kernel panic' <<<"$clean" || true)
 [[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel panic: ${line#\[*\] }"

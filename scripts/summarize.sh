@@ -15,11 +15,13 @@
 # timeout, topology mismatch).  Each TAP "ok"/"not ok" line at the top
 # level of a TEST.tap counts as one case, "# SKIP" ones as skipped; a
 # program that printed no result line counts once, by its exit status.
+# Under the table, each failed case gets one "FAILED" line, in full (up
+# to 20 of them), so that the tail of a CI log says what failed.
 # Writes RESULTS/summary.txt; exits 1 when anything failed.
 set -euo pipefail
 
 usage() {
-	sed -n '3,19s/^# \{0,1\}//p' "$0"
+	sed -n '3,21s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 [[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
@@ -33,6 +35,7 @@ if [[ ${#dirs[@]} -eq 0 ]]; then
 fi
 
 tp=0 tf=0 ts=0
+failed=()
 fmt='%-16s %-20s %5s %5s %5s  %s\n'
 {
 	# shellcheck disable=SC2059 # the format is ours
@@ -51,11 +54,13 @@ fmt='%-16s %-20s %5s %5s %5s  %s\n'
 			else
 				# shellcheck disable=SC2059
 				printf "$fmt" "$d" boot 0 1 0 "${v#FAIL "$d": }"
+				failed+=("$d boot: $v")
 				tf=$((tf + 1))
 			fi
 		elif [[ -f $dir/qemu.cmd ]]; then
 			# shellcheck disable=SC2059
 			printf "$fmt" "$d" boot 0 1 0 "no verdict"
+			failed+=("$d boot: no verdict.txt")
 			tf=$((tf + 1))
 		fi
 		for tap in "$dir"/*.tap; do
@@ -78,6 +83,14 @@ fmt='%-16s %-20s %5s %5s %5s  %s\n'
 				*) f=1 note="exit $rc, no TAP result" ;;
 				esac
 			fi
+			if [[ $f -gt 0 ]]; then
+				# With the last "file.c:LINE:" message of the case, if any.
+				mapfile -t -O "${#failed[@]}" failed < <(tr -d '\r' <"$tap" | awk -v p="$d/$t: " '
+					/^# +RUN / { m = "" }
+					/^# .*\.c:[0-9]+:/ { m = $0; sub(/^# .*\/?[^\/]*\.c:[0-9]+:/, "", m) }
+					/^not ok / { print p $0 (m != "" ? " -- " m : ""); m = "" }')
+				[[ -n $note ]] && failed+=("$d/$t: $note")
+			fi
 			[[ $f -gt 0 && -z $note ]] &&
 				note=$(tr -d '\r' <"$tap" | grep -m1 '^not ok' | cut -c1-60)
 			[[ $s -gt 0 && -z $note ]] &&
@@ -87,6 +100,10 @@ fmt='%-16s %-20s %5s %5s %5s  %s\n'
 			tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 		done
 	done
+	for ((i = 0; i < ${#failed[@]} && i < 20; i++)); do
+		echo "FAILED ${failed[i]}" | cut -c1-400
+	done
+	[[ ${#failed[@]} -le 20 ]] || echo "FAILED ... and $((${#failed[@]} - 20)) more"
 	echo "$tp passed, $tf failed, $ts skipped"
 } >"$res/summary.txt"
 cat "$res/summary.txt"

@@ -110,9 +110,17 @@ for a in "${archs[@]}"; do
 	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
 	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests" >/dev/null
 done
+# verdict DIR: the guest run's one-line verdict.
+verdict() {
+	cat "$1/verdict.txt" 2>/dev/null || echo "no verdict.txt in $1"
+}
+# boot DIR GUEST IMAGE TESTS: one guest run into DIR.
+boot() {
+	"$REPO/scripts/run-guest.sh" -T "$4" -o "$1" "$2" "$3" "${initrd[$(guest_arch "$2")]}" >/dev/null || true
+}
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
-	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
+	boot "$res/$g" "$g" "${kernel[$a]}" "$tests"
 	for t in $tests; do
 		n=$((n + 1))
 		rc=$(cat "$res/$g/$t.rc" 2>/dev/null || echo missing)
@@ -122,11 +130,11 @@ for g in "${guests[@]}"; do
 		*:4)
 			echo "ok $n $g $t # SKIP not applicable on this guest" ;;
 		features:*)
-			echo "not ok $n $g $t: rc=$rc, features must still pass"; nfail=$((nfail + 1)) ;;
+			echo "not ok $n $g $t: rc=$rc, features must still pass; $(verdict "$res/$g")"; nfail=$((nfail + 1)) ;;
 		*:0)
 			echo "not ok $n $g $t: passed with the flag neutered"; nfail=$((nfail + 1)) ;;
 		*:missing | *:124)
-			echo "not ok $n $g $t: rc=$rc, did not run to the end"; nfail=$((nfail + 1)) ;;
+			echo "not ok $n $g $t: rc=$rc, did not run to the end; $(verdict "$res/$g")"; nfail=$((nfail + 1)) ;;
 		*)
 			echo "ok $n $g $t: failed (rc=$rc) with the flag neutered: $(grep -m1 '^not ok' "$res/$g/$t.tap" | cut -c1-80)" ;;
 		esac
@@ -134,26 +142,40 @@ for g in "${guests[@]}"; do
 done
 # The unpatched base on the (last) x86_64 guest: every test must SKIP.
 if [[ -n $xg ]]; then
-	"$REPO/scripts/run-guest.sh" -T "$tests" -o "$res/$xg-base" "$xg" "$base_image" "${initrd[x86_64]}" >/dev/null || true
+	boot "$res/$xg-base" "$xg" "$base_image" "$tests"
 	for t in $tests; do
 		n=$((n + 1))
 		rc=$(cat "$res/$xg-base/$t.rc" 2>/dev/null || echo missing)
 		if [[ $rc == 4 ]]; then
 			echo "ok $n $xg unpatched base: $t skipped: $(grep -m1 -o 'SKIP.*' "$res/$xg-base/$t.tap" | cut -c1-70)"
 		else
-			echo "not ok $n $xg unpatched base: $t rc=$rc, must SKIP without the series"; nfail=$((nfail + 1))
+			echo "not ok $n $xg unpatched base: $t rc=$rc, must SKIP without the series; $(verdict "$res/$xg-base")"; nfail=$((nfail + 1))
 		fi
 	done
 fi
-# expect TAP WANT CASE WHAT: one TAP line, "ok" when CASE's result in the
-# kselftest TAP file is WANT ("ok" or "not ok").
-expect() {
-	n=$((n + 1))
-	if grep -q "^$2 [0-9]* $3\$" "$1" 2>/dev/null; then
-		echo "ok $n $g $4: $3 $2 as expected"
-	else
-		echo "not ok $n $g $4: $3 not \"$2\", see $1"; nfail=$((nfail + 1))
-	fi
+# result TAP CASE: "ok", "not ok" or "absent", CASE's result in a
+# kselftest TAP file.
+result() {
+	local r
+	r=$(grep -m1 -E "^(not )?ok [0-9]+ $2\$" "$1" 2>/dev/null | sed -E 's/ [0-9]+ .*//')
+	echo "${r:-absent}"
+}
+# mutant NAME TEST WHAT WANT:CASE...: boot the last guest with only TEST
+# into $res/$g-NAME and print one TAP line per CASE, "ok" when its result
+# is WANT ("ok" or "not ok"), else with the result and the run's verdict.
+mutant() {
+	local t=$2 what=$3 dir=$res/$g-$1 c r
+	shift 3
+	boot "$dir" "$g" "${kernel[$a]}" "$t"
+	for c in "$@"; do
+		n=$((n + 1))
+		r=$(result "$dir/$t.tap" "${c#*:}")
+		if [[ $r == "${c%%:*}" ]]; then
+			echo "ok $n $g $what: ${c#*:} $r as expected"
+		else
+			echo "not ok $n $g $what: ${c#*:} $r, want ${c%%:*}; $(verdict "$dir")"; nfail=$((nfail + 1))
+		fi
+	done
 }
 
 # The latency mutant.
@@ -165,11 +187,10 @@ anchor='se->vruntime = vruntime - lag;'
 sed -i "s/se->vruntime = vruntime - lag;/se->vruntime = vruntime - lag + (sched_feat(RESCHED_INELIGIBLE) \&\& (flags \& ENQUEUE_WAKEUP) ? 8 * vslice : 0);/" "$fair"
 progress "RESCHED_INELIGIBLE now delays every waking task by 8 slices"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
-"$REPO/scripts/run-guest.sh" -T eevdf_ineligible -o "$res/$g-latency" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
-tap=$res/$g-latency/eevdf_ineligible.tap
-expect "$tap" ok ineligible.off_no_parity.counters "latency mutant"
-expect "$tap" "not ok" latency.worst_delay_no_parity "latency mutant"
-grep -m1 'worst delay grew' "$tap" 2>/dev/null | sed 's/.*worst_delay_no_parity:/# /' || true
+mutant latency eevdf_ineligible "latency mutant" \
+	ok:ineligible.off_no_parity.counters "not ok:latency.worst_delay_no_parity"
+grep -m1 'worst delay grew' "$res/$g-latency/eevdf_ineligible.tap" 2>/dev/null |
+	sed 's/.*worst_delay_no_parity:/# /' || true
 
 # The features mutant, see the head of this file.
 cp "$backup" "$fair"
@@ -200,15 +221,14 @@ mutate_dbg "undo the length check of patch 0002" \
 	's/\tif \(cnt >= sizeof\(buf\)\)\n\t\treturn -EINVAL;/\tif (cnt > 63)\n\t\tcnt = 63;/'
 progress "features: RESCHED_INELIGIBLE on by default, flag writes ignored or cross-wired, unknown and long writes accepted"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
-"$REPO/scripts/run-guest.sh" -T features -o "$res/$g-features" "$g" "${kernel[$a]}" "${initrd[$a]}" >/dev/null || true
-tap=$res/$g-features/features.tap
-expect "$tap" "not ok" features.defaults "features mutant"
+checks=("not ok:features.defaults")
 for f in misfit lb_classify sis_asym_prev resched_ineligible; do
-	expect "$tap" "not ok" "toggle.$f.set_and_read_back" "features mutant"
+	checks+=("not ok:toggle.$f.set_and_read_back")
 done
 for w in unknown page_of_junk page_valid_prefix page_valid_then_blanks; do
-	expect "$tap" "not ok" "bad_write.$w.einval_and_unchanged" "features mutant"
+	checks+=("not ok:bad_write.$w.einval_and_unchanged")
 done
+mutant features features "features mutant" "${checks[@]}"
 
 echo "1..$n"
 echo "# $((n - nfail)) as expected, $nfail not"
