@@ -55,9 +55,19 @@ tree=$(tree_dir)
 [[ -f $tree/Makefile ]] || die "no kernel tree at $tree (run scripts/prepare-tree.sh)"
 out=$CACHE/out/$name
 mkdir -p "$out"
-# The CC wrapper lives at a path of the cache, not of the clone: kbuild
-# rebuilds every object whose command line changed, CC included.
-ccache_check_incbin
+# CC is scripts/kcc.sh (ccache, but not for a source with .incbin), at a
+# path of the cache, not of the clone: kbuild rebuilds every object whose
+# command line changed, CC included.  A ccache filled before kcc.sh (up to
+# 1ac90e6) may hold a stale piggy.o: it is cleared once, and a stamp in
+# it marks it safe.
+if [[ ! -f $CCACHE_DIR/.schedseries-incbin-safe ]]; then
+	if [[ -d $CCACHE_DIR && -n $(ls -A "$CCACHE_DIR") ]]; then
+		progress "clearing $CCACHE_DIR once: it may hold .incbin objects of older kernels (see scripts/kcc.sh)"
+		ccache -C >/dev/null
+	fi
+	mkdir -p "$CCACHE_DIR"
+	touch "$CCACHE_DIR/.schedseries-incbin-safe"
+fi
 mkdir -p "$CACHE/bin"
 cmp -s "$REPO/scripts/kcc.sh" "$CACHE/bin/kcc" || install -m 755 "$REPO/scripts/kcc.sh" "$CACHE/bin/kcc"
 mk=(make -C "$tree" O="$out" ARCH="$KARCH" CROSS_COMPILE="$CROSS"

@@ -18,20 +18,6 @@ export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 T0=${T0:-$(date +%s)}
 export T0
 
-# ccache_check_incbin: a ccache filled before scripts/kcc.sh existed (up to
-# 1ac90e6) may hold an .incbin object of an older kernel (a stale
-# piggy.o): clear it, once.  A stamp in the cache marks it safe.
-ccache_check_incbin() {
-	local stamp=$CCACHE_DIR/.schedseries-incbin-safe
-	[[ -f $stamp ]] && return 0
-	if [[ -d $CCACHE_DIR ]] && [[ -n $(ls -A "$CCACHE_DIR") ]]; then
-		progress "clearing $CCACHE_DIR once: it may hold .incbin objects of older kernels (see scripts/kcc.sh)"
-		ccache -C >/dev/null
-	fi
-	mkdir -p "$CCACHE_DIR"
-	touch "$stamp"
-}
-
 # The kernel tree we build: KSRC when given, else our quilt tree.
 tree_dir() {
 	if [[ -n ${KSRC:-} ]]; then
