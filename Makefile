@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels check bisect export selftests shellcheck stress bench rootfs clean
+.PHONY: help test ci tree kernels check bisect export applies selftests shellcheck stress bench rootfs clean
 
 help:
 	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
@@ -16,13 +16,16 @@ help:
 	@echo "make check       checkpatch.pl --strict on every patch"
 	@echo "make bisect      build after every patch (ARCHS=, VARIANTS=)"
 	@echo "make export      write export/: the series for git am, with a cover letter"
+	@echo "                 (SIGNOFF=\"Name <mail>\": add your Signed-off-by)"
+	@echo "make applies     does the series apply (and build, APPLIES_OPTS=-b) on newer Debian"
+	@echo "                 linux-source packages and KSRC? (APPLIES_OPTS: see scripts/check-applies.sh -h)"
 	@echo "make selftests   build the selftests for x86_64 and arm64"
 	@echo "make shellcheck  shellcheck every script"
 	@echo "make stress      debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q: 2 min)"
 	@echo "make bench       the seed experiments A/B in one boot, report in results/bench-*/summary.md"
 	@echo "                 (BENCH_OPTS=-q: quick mode, as CI runs it)"
 	@echo "make rootfs      the Debian tool userland per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
-	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-6.12),"
+	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-7.3),"
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
 
 test:
@@ -42,12 +45,16 @@ check:
 	scripts/check-series.sh -c
 
 ARCHS ?= x86_64
-VARIANTS ?= default nostats nodebug
+VARIANTS ?= default nostats nodebugfs
 bisect:
 	scripts/check-series.sh $(addprefix -a ,$(ARCHS)) $(addprefix -v ,$(VARIANTS))
 
 export:
 	scripts/export-series.sh export
+
+APPLIES_OPTS ?=
+applies:
+	scripts/check-applies.sh $(APPLIES_OPTS)
 
 selftests:
 	scripts/build-selftests.sh x86_64 build/selftests/x86_64

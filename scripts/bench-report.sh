@@ -323,9 +323,9 @@ if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
 		done
 	done
 	{
-		row="| | resched tick/wakeup per run"
+		row="| | RESCHED_INELIGIBLE reschedules per run"
 		for i in 0 1 2 3; do
-			row+=" | $(median "exp=eevdf nice=0 ${cols[i]}" resched_tick) / $(median "exp=eevdf nice=0 ${cols[i]}" resched_wakeup)"
+			row+=" | $(median "exp=eevdf nice=0 ${cols[i]}" resched)"
 		done
 		echo "$row |"
 		echo

@@ -8,7 +8,8 @@
 #   ARCH        x86_64 or arm64
 #   FRAGMENT    extra Kconfig fragments, merged after configs/common.config
 #               and configs/ARCH.config (later ones win)
-#   -n NAME     output directory name under $SCHED_CACHE/out (default ARCH)
+#   -n NAME     output directory name under $SCHED_CACHE/out, or the KSRC
+#               tree's own out directory (default ARCH)
 #   -t TARGET   make target instead of the boot image (e.g. kernel/sched/)
 #
 # The config starts from tinyconfig.  After olddefconfig every option the
@@ -21,7 +22,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,18s/^# \{0,1\}//p' "$0"
+	sed -n '3,19s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 name=
@@ -53,7 +54,7 @@ command -v "${CROSS}gcc" >/dev/null || die "no compiler ${CROSS}gcc"
 
 tree=$(tree_dir)
 [[ -f $tree/Makefile ]] || die "no kernel tree at $tree (run scripts/prepare-tree.sh)"
-out=$CACHE/out/$name
+out=$(out_root)/$name
 mkdir -p "$out"
 # CC is scripts/kcc.sh (ccache, but not for a source with .incbin), at a
 # path of the cache, not of the clone: kbuild rebuilds every object whose

@@ -12,7 +12,7 @@
 #   -v VARIANT  config variant (repeatable; default all three):
 #                 default  common + ARCH configs, full image
 #                 nostats  CONFIG_SCHEDSTATS=n, kernel/sched/ objects
-#                 nodebug  CONFIG_SCHED_DEBUG=n, kernel/sched/ objects
+#                 nodebugfs  CONFIG_DEBUG_FS=n (no features file), kernel/sched/ objects
 #
 # The default variant links a full image after each patch.  The other two
 # compile kernel/sched/, where every change of the series lives, so their
@@ -43,12 +43,12 @@ done
 shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
 [[ ${#archs[@]} -gt 0 ]] || archs=(x86_64)
-[[ ${#variants[@]} -gt 0 ]] || variants=(default nostats nodebug)
+[[ ${#variants[@]} -gt 0 ]] || variants=(default nostats nodebugfs)
 for a in "${archs[@]}"; do arch_vars "$a"; done
 for v in "${variants[@]}"; do
 	case $v in
-	default | nostats | nodebug) ;;
-	*) die "unknown variant '$v' (default, nostats or nodebug)" ;;
+	default | nostats | nodebugfs) ;;
+	*) die "unknown variant '$v' (default, nostats or nodebugfs)" ;;
 	esac
 done
 

@@ -7,6 +7,9 @@
 #
 #   OUTDIR   where the patches go (default: export/ in the repository)
 #
+# SIGNOFF="Name <mail>" adds that Signed-off-by to every patch, after the
+# series' own: whoever sends the series upstream signs it off.
+#
 # The tree is prepared first.  The original of every file the series
 # touches is taken from quilt's backups, committed into a scratch git
 # repository, and each patch is applied there with git am; the files listed
@@ -19,12 +22,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,16s/^# \{0,1\}//p' "$0"
+	sed -n '3,19s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 [[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
 [[ $# -le 1 ]] || usage 2
 outdir=$(realpath -m "${1:-$REPO/export}")
+signoff=()
+if [[ -n ${SIGNOFF:-} ]]; then
+	[[ $SIGNOFF =~ ^([^\<\>]*[^\<\>\ ])\ \<([^\<\>@\ ]+@[^\<\>\ ]+)\>$ ]] ||
+		die "SIGNOFF='$SIGNOFF' is not of the form 'Name <mail@host>'"
+	signoff=(--signoff)
+	export GIT_COMMITTER_NAME=${BASH_REMATCH[1]} GIT_COMMITTER_EMAIL=${BASH_REMATCH[2]}
+fi
 need_pkgs git quilt
 
 "$REPO/scripts/prepare-tree.sh" >/dev/null
@@ -78,7 +88,7 @@ done
 rm -rf "$outdir"
 mkdir -p "$outdir"
 g "$work/a" format-patch -q --cover-letter --no-signature --zero-commit \
-	-o "$outdir" HEAD~${#patches[@]}
+	${signoff[@]+"${signoff[@]}"} -o "$outdir" HEAD~${#patches[@]}
 cover=$(find "$outdir" -name '0000-*.patch')
 if [[ -f $REPO/patches/cover-letter.txt ]]; then
 	subject=$(head -n1 "$REPO/patches/cover-letter.txt")
@@ -90,4 +100,4 @@ fi
 mkrepo "$work/b"
 mapfile -t out < <(find "$outdir" -name '*.patch' ! -name '0000-*' | sort)
 g "$work/b" am -q "${out[@]}" || die "exported series does not apply with git am"
-progress "exported ${#patches[@]} patches and a cover letter to $outdir (git am checked)"
+progress "exported ${#patches[@]} patches and a cover letter to $outdir (git am checked${SIGNOFF:+, signed off by $SIGNOFF})"

@@ -306,8 +306,7 @@ exp_eevdf() {
 			taskset -c $cpus hackbench -g 1 -f $fds -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
 			hb=$!
 			sleep 1
-			t0=$(fstat resched_ineligible_tick)
-			w0=$(fstat resched_ineligible_wakeup)
+			r0=$(fstat resched_ineligible)
 			ct=
 			for n in -19 0 19; do
 				# A starved nice 19 thread may see the end of -D late:
@@ -318,8 +317,7 @@ exp_eevdf() {
 			done
 			# shellcheck disable=SC2086 # PIDs, split on purpose
 			wait $ct
-			t1=$(fstat resched_ineligible_tick)
-			w1=$(fstat resched_ineligible_wakeup)
+			r1=$(fstat resched_ineligible)
 			# The parent and every sender and receiver it forked.
 			killall hackbench 2>/dev/null
 			wait "$hb"
@@ -331,7 +329,7 @@ exp_eevdf() {
 				record "exp=eevdf rep=$r RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
 					"hackbench_fds=$fds" \
 					"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
-					"resched_tick=$((t1 - t0)) resched_wakeup=$((w1 - w0))"
+					"resched=$((r1 - r0))"
 			done
 			status "eevdf rep $r $col done"
 		done

@@ -160,7 +160,7 @@ check_topology() {
 	want=$(arg asym "")
 	if [ -n "$want" ]; then
 		[ -d /sys/kernel/debug/sched/domains/cpu0 ] ||
-			fail "topology: no /sys/kernel/debug/sched/domains/cpu0 (SCHED_DEBUG, verbose?)"
+			fail "topology: no /sys/kernel/debug/sched/domains/cpu0 (DEBUG_FS, verbose?)"
 		asym=0
 		grep -qw SD_ASYM_CPUCAPACITY /sys/kernel/debug/sched/domains/cpu*/domain*/flags 2>/dev/null &&
 			asym=1

@@ -5,7 +5,12 @@
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCHED_CACHE:-/var/cache/schedseries}
-BASE_TARBALL=${BASE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# The default base: Debian's newest mainline source package, from a suite
+# that bookworm's apt sources do not list (scripts/prepare-tree.sh fetches it
+# with a private apt configuration under $CACHE).  BASE_TARBALL=/path skips
+# the fetch.
+BASE_PKG=${BASE_PKG:-linux-source-7.3}
+BASE_SUITE=${BASE_SUITE:-trixie-backports}
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 # Depend mode: a miss compiles once instead of preprocessing first, and
@@ -18,12 +23,24 @@ export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 T0=${T0:-$(date +%s)}
 export T0
 
-# The kernel tree we build: KSRC when given, else our quilt tree.
+# The kernel tree we build: our quilt tree, or with KSRC a checkout (git)
+# or copy of KSRC under the cache, one per KSRC path, so that the user's
+# tree is never touched (scripts/prepare-tree.sh makes it).
 tree_dir() {
 	if [[ -n ${KSRC:-} ]]; then
-		echo "$KSRC"
+		echo "$CACHE/ksrc/$(realpath -m "$KSRC" | sha256sum | cut -c1-12)"
 	else
 		echo "$CACHE/tree"
+	fi
+}
+
+# Where the kernels of tree_dir are built, one O= directory per name: a
+# build directory never sees two source trees.
+out_root() {
+	if [[ -n ${KSRC:-} ]]; then
+		echo "$(tree_dir).out"
+	else
+		echo "$CACHE/out"
 	fi
 }
 
@@ -34,6 +51,52 @@ progress() {
 die() {
 	printf 'error: %s\n' "$*" >&2
 	exit 1
+}
+
+# debian_mirror: the Debian mirror this machine's apt already uses, from
+# /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list.
+debian_mirror() {
+	local m
+	m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }')
+	[[ -n $m ]] || m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\/.*\/debian\/?$/) { print $i; exit } }')
+	[[ -n $m ]] || die "no Debian mirror found in /etc/apt/sources.list{,.d/}"
+	echo "${m%/}"
+}
+
+# apt_suite SUITE: a private apt configuration for the Debian SUITE under
+# $CACHE/apt-SUITE (its own sources list, lists and cache, the mirror of
+# debian_mirror; /etc/apt is not touched), with fresh lists.  Sets APT_OPT
+# to the apt-get options that use it.
+apt_suite() {
+	local d=$CACHE/apt-$1
+	need_pkgs apt debian-archive-keyring dpkg >&2
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/pkg"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) $1 main" >"$d/sources.list"
+	APT_OPT=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		 -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache"
+		 -o APT::Sandbox::User=root)
+	run_logged "$d/update.log" apt-get "${APT_OPT[@]}" update ||
+		die "apt-get update of $1 failed, log $d/update.log"
+}
+
+# fetch_source_pkg PKG SUITE: download Debian's PKG (a linux-source-X.Y)
+# from SUITE with apt_suite and unpack it in $CACHE/apt-SUITE.  Prints
+# "TARBALL VERSION".  Progress goes to stderr.
+fetch_source_pkg() {
+	local pkg=$1 suite=$2 d=$CACHE/apt-$2 deb ver
+	progress "fetching $pkg from $suite (private apt configuration in $d)" >&2
+	apt_suite "$suite"
+	rm -f "$d/pkg"/*.deb
+	(cd "$d/pkg" && run_logged "$d/download.log" apt-get "${APT_OPT[@]}" download "$pkg") ||
+		die "$pkg is not in $suite (any more?), log $d/download.log"
+	deb=$(ls "$d/pkg"/*.deb)
+	ver=$(dpkg-deb -f "$deb" Version)
+	rm -rf "$d/x"
+	dpkg -x "$deb" "$d/x"
+	[[ -f $d/x/usr/src/$pkg.tar.xz ]] || die "no usr/src/$pkg.tar.xz in $deb"
+	echo "$d/x/usr/src/$pkg.tar.xz $ver"
 }
 
 # need_pkgs PKG... : install the Debian packages that are missing, saying so.
@@ -168,7 +231,8 @@ tools_userland() {
 # both).  Needs the tree prepared by scripts/prepare-tree.sh.  Progress
 # goes to stderr; prints the image path.
 base_kernel() {
-	local tree bout=$CACHE/out/x86_64-base want rc=0
+	local tree bout want rc=0
+	bout=$(out_root)/x86_64-base
 	tree=$(tree_dir)
 	want="$(head -n1 "$tree/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
 	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then

@@ -9,18 +9,22 @@
 #           base), e.g. to build the base or bisect; without -n, all
 #
 # Without KSRC the tree is $SCHED_CACHE/tree, unpacked from Debian's
-# linux-source-6.12 tarball.  With KSRC=/path an existing kernel tree is used
-# in place.  The tree's patches/ is a symlink to this repository's patches/,
-# so `quilt refresh` in the tree edits the repository.  The series is only
-# popped and pushed again when it changed; files the old or new series touch
-# are touched so that make rebuilds them.  Writes the base description on
-# the first line of $tree/.schedseries-base.
+# linux-source-7.3 (BASE_PKG, from BASE_SUITE trixie-backports, fetched
+# with a private apt configuration under the cache), or from BASE_TARBALL.
+# With KSRC=/path the tree is a checkout of KSRC's HEAD under
+# $SCHED_CACHE/ksrc/ (a copy when KSRC is not a git tree; KSRC_FRESH=1
+# copies again): KSRC itself is never written to.  The tree's patches/ is
+# a symlink to this repository's patches/, so `quilt refresh` in the tree
+# edits the repository.  The series is only popped and pushed again when
+# it changed; files the old or new series touch are touched so that make
+# rebuilds them.  Writes the base description on the first line of
+# $tree/.schedseries-base.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,17s/^# \{0,1\}//p' "$0"
+	sed -n '3,21s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 npatch=$(series_list | wc -l)
@@ -43,22 +47,60 @@ tree=$(tree_dir)
 if [[ -n ${KSRC:-} ]]; then
 	[[ -f $KSRC/Makefile && -f $KSRC/kernel/sched/fair.c && -f $KSRC/kernel/sched/features.h ]] ||
 		die "KSRC=$KSRC is not a kernel tree (no Makefile or kernel/sched/fair.c)"
-	base="KSRC $(cd "$KSRC" && git describe --always --dirty 2>/dev/null ||
-		make -s kernelversion 2>/dev/null || echo unknown)"
+	# The series goes into a checkout of KSRC's HEAD (a git tree: a
+	# --shared clone, nothing is written into KSRC) or into a copy of it,
+	# made again when KSRC_FRESH=1.  The user's tree stays as it is.
+	ksrc=$(realpath "$KSRC")
+	if head=$(git -C "$ksrc" rev-parse --verify -q HEAD 2>/dev/null); then
+		need_pkgs git
+		desc=$(git -C "$ksrc" describe --always --dirty 2>/dev/null || echo "$head")
+		[[ $desc == *-dirty ]] &&
+			progress "warning: KSRC=$ksrc has uncommitted changes; the series goes onto its HEAD $head without them"
+		want_src="git $ksrc $head"
+		if [[ $(cat "$tree/.schedseries-unpacked" 2>/dev/null) != "$want_src" ]]; then
+			progress "checking out $ksrc at $head into $tree"
+			rm -rf "$tree" "$tree.new"
+			git clone -q --shared --no-checkout "$ksrc" "$tree.new"
+			git -C "$tree.new" -c advice.detachedHead=false checkout -q --detach "$head"
+			mv "$tree.new" "$tree"
+			echo "$want_src" >"$tree/.schedseries-unpacked"
+		fi
+		base="KSRC $ksrc git describe $desc (HEAD $head)"
+	else
+		if [[ ${KSRC_FRESH:-0} == 1 || ! -f $tree/.schedseries-unpacked ]]; then
+			progress "copying $ksrc into $tree"
+			rm -rf "$tree" "$tree.new"
+			mkdir -p "$(dirname "$tree")"
+			cp -a "$ksrc" "$tree.new"
+			rm -rf "$tree.new/.pc" "$tree.new/patches"
+			mv "$tree.new" "$tree"
+			echo "copy $ksrc $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$tree/.schedseries-unpacked"
+		fi
+		base="KSRC $ksrc ($(cat "$tree/.schedseries-unpacked"), $(make -s -C "$tree" kernelversion 2>/dev/null || echo unknown))"
+	fi
 else
-	if [[ ! -f $tree/.schedseries-unpacked ]]; then
-		[[ -f $BASE_TARBALL ]] || need_pkgs linux-source-6.12
-		[[ -f $BASE_TARBALL ]] || die "no base tarball at $BASE_TARBALL"
-		progress "unpacking $(basename "$BASE_TARBALL")"
+	# The stamp names what the tree was unpacked from: "PKG VERSION", or
+	# "tarball PATH".  A tree of another base is unpacked anew.
+	want_src=${BASE_TARBALL:+tarball $BASE_TARBALL}
+	want_src=${want_src:-$BASE_PKG}
+	have_src=$(cat "$tree/.schedseries-unpacked" 2>/dev/null || true)
+	if [[ $have_src != "$want_src" && $have_src != "$want_src "* ]]; then
+		if [[ -n ${BASE_TARBALL:-} ]]; then
+			[[ -f $BASE_TARBALL ]] || die "no base tarball at $BASE_TARBALL"
+			tarball=$BASE_TARBALL pkgver="tarball $BASE_TARBALL"
+		else
+			got=$(fetch_source_pkg "$BASE_PKG" "$BASE_SUITE")
+			tarball=${got%% *} pkgver="$BASE_PKG ${got#* }"
+		fi
+		progress "unpacking $(basename "$tarball")"
 		rm -rf "$tree" "$CACHE/unpack"
 		mkdir -p "$CACHE/unpack"
-		tar -C "$CACHE/unpack" -xf "$BASE_TARBALL"
+		tar -C "$CACHE/unpack" -xf "$tarball"
 		mv "$CACHE/unpack"/linux-source-* "$tree"
 		rmdir "$CACHE/unpack"
-		touch "$tree/.schedseries-unpacked"
+		echo "$pkgver" >"$tree/.schedseries-unpacked"
 	fi
-	pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo "?")
-	base="linux-source-6.12 $pkgver ($(make -s -C "$tree" kernelversion))"
+	base="$(cat "$tree/.schedseries-unpacked") ($(make -s -C "$tree" kernelversion))"
 fi
 
 cd "$tree"
@@ -68,6 +110,31 @@ fi
 ln -sfn "$REPO/patches" patches
 export QUILT_PATCHES=patches QUILT_PC=.pc
 
+# pc_pop KEEP: undo every applied patch after the first KEEP from quilt's
+# backups in .pc, for when quilt refuses because a pushed patch was renamed
+# or dropped from the series.  An empty backup stands for a file the patch
+# created.
+pc_pop() {
+	local keep=$1 i p f
+	local -a ap
+	mapfile -t ap < <(cat .pc/applied-patches 2>/dev/null || true)
+	for ((i = ${#ap[@]} - 1; i >= keep; i--)); do
+		p=${ap[i]}
+		[[ -d .pc/$p ]] || die "cannot undo $p: no .pc/$p in $tree (quilt state broken; unpack the tree again)"
+		while IFS= read -r f; do
+			if [[ -s .pc/$p/$f ]]; then
+				cp -p ".pc/$p/$f" "$f"
+			else
+				rm -f "$f"
+			fi
+		done < <(cd ".pc/$p" && find . -type f ! -name .timestamp -printf '%P\n')
+		rm -rf ".pc/$p"
+	done
+	printf '%s\n' "${ap[@]:0:keep}" | grep . >.pc/applied-patches.new || true
+	mv .pc/applied-patches.new .pc/applied-patches
+	progress "undid patches $((keep + 1))-${#ap[@]} from quilt's backups (the series changed under them)"
+}
+
 # The stamp lists "patch sha256" for every applied patch.  Only the patches
 # from the first one that differs on are popped and pushed again, so an
 # edit of a late patch rebuilds only what that patch touches.
@@ -75,7 +142,7 @@ stamp=.schedseries-applied
 want=$(series_stamp | awk -v n="$upto" 'NR <= n')
 have=$(cat "$stamp" 2>/dev/null || true)
 # A stamp that does not count what quilt has applied is not to be trusted.
-[[ $(grep -c . <<<"$have") -eq $(quilt applied 2>/dev/null | wc -l) ]] || have="?"
+[[ $(grep -c . <<<"$have") -eq $(grep -c . .pc/applied-patches 2>/dev/null || true) ]] || have="?"
 if [[ $have == "$want" ]]; then
 	if [[ $upto -eq $npatch ]]; then
 		progress "series already applied to $tree"
@@ -93,7 +160,9 @@ else
 		done
 	fi
 	rm -f "$stamp"
-	mapfile -t applied < <(quilt applied 2>/dev/null || true)
+	# What quilt has applied, from its own list: `quilt applied` refuses
+	# once a pushed patch was renamed or dropped from the series.
+	mapfile -t applied < <(cat .pc/applied-patches 2>/dev/null || true)
 	touched=()
 	for ((i = keep; i < ${#applied[@]}; i++)); do
 		p=${applied[i]#patches/}
@@ -102,9 +171,9 @@ else
 	done
 	if [[ ${#applied[@]} -gt $keep ]]; then
 		if [[ $keep -eq 0 ]]; then
-			quilt pop -afq >/dev/null 2>&1 || true
+			quilt pop -afq >/dev/null 2>&1 || pc_pop "$keep"
 		else
-			quilt pop -fq "${applied[keep - 1]}" >/dev/null 2>&1 || true
+			quilt pop -fq "${applied[keep - 1]}" >/dev/null 2>&1 || pc_pop "$keep"
 		fi
 	fi
 	if [[ $upto -gt $keep ]]; then
@@ -114,13 +183,13 @@ else
 	fi
 	log=$CACHE/quilt-push.log
 	if [[ $upto -gt $keep ]] && ! quilt push "$(series_list | sed -n "${upto}p")" >"$log" 2>&1; then
-		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //')
+		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //' || true)
 		hunk=$(awk '/^patching file/ { f = $3 }
 			/FAILED|malformed|can.t find file/ { print (f ? f ": " : "") $0; exit }' "$log")
 		quilt pop -afq >/dev/null 2>&1 || true
 		die "patch ${failed:-?} does not apply: ${hunk:-see $log} (tree left unpatched, log $log)"
 	fi
-	mapfile -t applied < <(quilt applied 2>/dev/null || true)
+	mapfile -t applied < <(cat .pc/applied-patches 2>/dev/null || true)
 	for ((i = keep; i < ${#applied[@]}; i++)); do
 		p=${applied[i]#patches/}
 		mapfile -t -O "${#touched[@]}" touched < <(

@@ -12,7 +12,7 @@
 #   -t TIMEOUT  seconds per guest before QEMU is killed (default 900)
 #
 # Environment: KSRC=/path uses that kernel tree instead of Debian's
-# linux-source-6.12; SCHED_CACHE (default /var/cache/schedseries) holds the
+# linux-source-7.3; SCHED_CACHE (default /var/cache/schedseries) holds the
 # trees, builds, ccache and initramfs.
 #
 # RESULTS gets base.txt (base kernel, series hash, git describe), a

@@ -78,8 +78,8 @@ for f in fair.c features.h sched.h core.c debug.c; do
 done
 expect_fail patch-does-not-apply 60 '^error: patch .* does not apply' \
 	env KSRC="$fake" SCHED_CACHE="$scratch/cache" "$REPO/scripts/prepare-tree.sh"
-[[ -s $fake/.pc/applied-patches ]] &&
-	echo "# warning: fake tree left with patches applied"
+[[ -e $fake/.pc || -e $fake/patches ]] &&
+	echo "# warning: KSRC was written to: $fake has .pc or patches"
 
 mkdir -p "$scratch/not-a-tree"
 expect_fail ksrc-not-a-kernel-tree 30 '^error: KSRC=.* is not a kernel tree' \
@@ -95,7 +95,7 @@ expect_fail kernel-build-fails 300 '^error: kernel build failed' \
 expect_fail no-cross-compiler 60 '^error: no compiler schedseries-none-gcc' \
 	env CROSS_COMPILE_ARM64=schedseries-none- "$REPO/scripts/build-kernel.sh" -n fault-arm64 arm64
 
-kernel=$CACHE/out/x86_64/arch/x86/boot/bzImage
+kernel=$(out_root)/x86_64/arch/x86/boot/bzImage
 initrd=$CACHE/initramfs-x86_64.cpio.gz
 sed 's/^QEMU=.*/QEMU=qemu-system-schedseries-none/' "$REPO/guests/x86_64-numa.conf" >"$scratch/noqemu.conf"
 touch "$scratch/Image" "$scratch/initrd"

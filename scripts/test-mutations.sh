@@ -27,21 +27,24 @@
 # accepts unknown names, ignores writes of MISFIT and NO_MISFIT, of
 # NO_SIS_ASYM_PREV and of RESCHED_INELIGIBLE, and flips SIS_ASYM_PREV on
 # every LB_CLASSIFY write; and sched_feat_write() truncates to 63 bytes
-# again (patch 0002 undone).  features.defaults, the four toggle cases,
-# bad_write.unknown and the three 4 KiB bad_write cases must fail.
+# again (patch 0002 undone).  features.defaults and last_toggles, the
+# four toggle cases, bad_write.unknown and the three 4 KiB bad_write cases
+# must fail.  Last, not a fault: a kernel with 40 features (seven more,
+# false) must pass the features test, list 40 and toggle the 40th.
 #
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
 # PASS for features), then, when an x86_64 guest is in the list, one case
 # per test on the unpatched base kernel (lib.sh's base_kernel, shared
 # with the bench), which must SKIP, then the two cases of the latency
-# mutant and the nine of the features mutant.  The plan line comes last.
+# mutant, the ten of the features mutant and the four of the 40-feature
+# kernel.  The plan line comes last.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,38s/^# \{0,1\}//p' "$0"
+	sed -n '3,42s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -188,9 +191,9 @@ sed -i "s/se->vruntime = vruntime - lag;/se->vruntime = vruntime - lag + (sched_
 progress "RESCHED_INELIGIBLE now delays every waking task by 8 slices"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
 mutant latency eevdf_ineligible "latency mutant" \
-	ok:ineligible.off_no_parity.counters "not ok:latency.worst_delay_no_parity"
+	ok:ineligible.off_no_parity.counters "not ok:latency.worst_delay_parity"
 grep -m1 'worst delay grew' "$res/$g-latency/eevdf_ineligible.tap" 2>/dev/null |
-	sed 's/.*worst_delay_no_parity:/# /' || true
+	sed 's/.*worst_delay_parity:/# /' || true
 
 # The features mutant, see the head of this file.
 cp "$backup" "$fair"
@@ -215,13 +218,13 @@ mutate_dbg "ignore or cross-wire flag writes" \
 	    (i == __SCHED_FEAT_RESCHED_INELIGIBLE && !neg))
 		return 0;
 	if (i == __SCHED_FEAT_LB_CLASSIFY)
-		sysctl_sched_features ^= 1UL << __SCHED_FEAT_SIS_ASYM_PREV;
+		sysctl_sched_features ^= BIT_ULL(__SCHED_FEAT_SIS_ASYM_PREV);
 \n$1/'
 mutate_dbg "undo the length check of patch 0002" \
 	's/\tif \(cnt >= sizeof\(buf\)\)\n\t\treturn -EINVAL;/\tif (cnt > 63)\n\t\tcnt = 63;/'
 progress "features: RESCHED_INELIGIBLE on by default, flag writes ignored or cross-wired, unknown and long writes accepted"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
-checks=("not ok:features.defaults")
+checks=("not ok:features.defaults" "not ok:features.last_toggles")
 for f in misfit lb_classify sis_asym_prev resched_ineligible; do
 	checks+=("not ok:toggle.$f.set_and_read_back")
 done
@@ -229,6 +232,28 @@ for w in unknown page_of_junk page_valid_prefix page_valid_then_blanks; do
 	checks+=("not ok:bad_write.$w.einval_and_unchanged")
 done
 mutant features features "features mutant" "${checks[@]}"
+
+# The wide kernel: not a fault but the acceptance of patch 0001's 64-bit
+# feature word.  Seven false features after the series' four make 40; the
+# features test must pass, list all 40 and toggle the 40th (bit 39).
+cp "$backup" "$fair"
+cp "$res/debug.c.orig" "$dbg"
+cp "$res/features.h.orig" "$feats"
+for i in 1 2 3 4 5 6 7; do
+	printf '\nSCHED_FEAT(SCHEDSERIES_PAD_%d, false)\n' "$i" >>"$feats"
+done
+touch "$fair" "$dbg" "$feats"
+progress "features: 40, the last one SCHEDSERIES_PAD_7"
+kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
+mutant wide features "40 features" ok:features.defaults ok:features.last_toggles \
+	ok:toggle.resched_ineligible.set_and_read_back
+n=$((n + 1))
+if grep -q '40 features, last SCHEDSERIES_PAD_7$' "$res/$g-wide/features.tap" 2>/dev/null; then
+	echo "ok $n $g 40 features: the file lists 40, the last SCHEDSERIES_PAD_7"
+else
+	echo "not ok $n $g 40 features: no '40 features, last SCHEDSERIES_PAD_7' in $res/$g-wide/features.tap; $(verdict "$res/$g-wide")"
+	nfail=$((nfail + 1))
+fi
 
 echo "1..$n"
 echo "# $((n - nfail)) as expected, $nfail not"

@@ -57,6 +57,48 @@ static void other_flags(const char *line, const char *name, char *out,
 	}
 }
 
+/*
+ * The last feature in the file has the highest bit of the feature word:
+ * with the four flags of the series that is bit 32 or more, above what a
+ * 32-bit word holds.  It must toggle and read back like any other, and
+ * leave the others alone.
+ */
+TEST_F(features, last_toggles)
+{
+	char line[SF_LINE_MAX], before[SF_LINE_MAX], after[SF_LINE_MAX];
+	char name[64];
+	size_t pos = 0, len, last_len = 0;
+	const char *tok, *last = NULL;
+	int orig, count = 0;
+
+	ASSERT_EQ(0, sf_read_features(line, sizeof(line)));
+	while ((tok = sf_token(line, &pos, &len))) {
+		last = tok;
+		last_len = len;
+		count++;
+	}
+	ASSERT_NE(NULL, last);
+	if (!strncmp(last, "NO_", 3)) {
+		last += 3;
+		last_len -= 3;
+	}
+	ASSERT_GT(sizeof(name), last_len);
+	memcpy(name, last, last_len);
+	name[last_len] = '\0';
+	TH_LOG("%d features, last %s", count, name);
+
+	orig = sf_get(name);
+	ASSERT_LE(0, orig);
+	other_flags(line, name, before, sizeof(before));
+	ASSERT_EQ(0, sf_set(name, !orig))
+		TH_LOG("setting %s%s", orig ? "NO_" : "", name);
+	ASSERT_EQ(0, sf_read_features(line, sizeof(line)));
+	other_flags(line, name, after, sizeof(after));
+	EXPECT_STREQ(before, after)
+		TH_LOG("writing %s%s changed other flags", orig ? "NO_" : "", name);
+	ASSERT_EQ(0, sf_set(name, orig));
+}
+
 FIXTURE(toggle) {
 };
 

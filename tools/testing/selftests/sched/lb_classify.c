@@ -20,7 +20,7 @@
  * NO_LB_CLASSIFY's spread is only reported: under QEMU TCG the difference
  * is not reliably there.  What is: the lb_avg_load_fallback counter, which
  * must stay put with LB_CLASSIFY and rise without it.  The lb_busiest_*
- * and lb_migrate_* counters are reported.
+ * counters are reported (the migration type is in /proc/schedstat).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -43,9 +43,8 @@ static const char *const lb_stats[] = {
 	"lb_avg_load_fallback",
 	"lb_busiest_has_spare", "lb_busiest_fully_busy", "lb_busiest_misfit_task",
 	"lb_busiest_smt_balance", "lb_busiest_asym_packing",
-	"lb_busiest_imbalanced", "lb_busiest_overloaded",
-	"lb_migrate_load", "lb_migrate_util", "lb_migrate_task",
-	"lb_migrate_misfit",
+	"lb_busiest_imbalanced", "lb_busiest_llc_balance",
+	"lb_busiest_overloaded",
 };
 
 struct workers {

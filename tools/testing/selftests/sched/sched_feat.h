@@ -21,8 +21,8 @@
 #endif
 
 /*
- * The 6.12 harness is not -Wextra clean: __timeout_handler() has an unused
- * parameter, and TEST_F()'s wrapper keeps a local across setjmp().
+ * Older harnesses are not -Wextra clean (6.12's __timeout_handler() has an
+ * unused parameter), and TEST_F()'s wrapper keeps a local across setjmp().
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -249,12 +249,48 @@ static void sf_atexit(void)
 		umount(SF_DEBUGFS);
 }
 
+/*
+ * Kill the process group of every child of ours: the harness runs each
+ * test in a forked child that leads its own process group.
+ */
+static void sf_kill_children(void)
+{
+	char path[300], buf[512], *p;
+	struct dirent *de;
+	int fd, ppid;
+	ssize_t n;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* pid (comm) state ppid: comm may hold spaces and ')'. */
+		p = strrchr(buf, ')');
+		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid != getpid())
+			continue;
+		kill(-atoi(de->d_name), SIGKILL);
+		kill(atoi(de->d_name), SIGKILL);
+	}
+	closedir(d);
+}
+
 static void sf_signal(int sig)
 {
 	if (getpid() == sf_owner) {
 		/* Stop the running test first so it cannot flip flags again. */
-		if (__active_test && __active_test->pid > 0)
-			kill(-__active_test->pid, SIGKILL);
+		sf_kill_children();
 		sf_restore();
 	}
 	signal(sig, SIG_DFL);
@@ -286,7 +322,7 @@ static inline void sf_init(const char *const *flags)
 		if (!mount("debugfs", SF_DEBUGFS, "debugfs", 0, NULL))
 			sf_mounted_debugfs = true;
 		if (access(SF_FEATURES, F_OK))
-			sf_skip("no %s: debugfs not mountable or CONFIG_SCHED_DEBUG off\n",
+			sf_skip("no %s: debugfs not mountable or CONFIG_DEBUG_FS off\n",
 				SF_FEATURES);
 	}
 	ret = sf_read_features(sf_saved, sizeof(sf_saved));
