@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels check bisect export applies selftests shellcheck stress bench rootfs clean
+.PHONY: help test ci tree kernels check bisect export applies selftests shellcheck stress bench steady rootfs clean
 
 help:
 	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
@@ -24,6 +24,8 @@ help:
 	@echo "make stress      debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q: 2 min)"
 	@echo "make bench       the seed experiments A/B in one boot, report in results/bench-*/summary.md"
 	@echo "                 (BENCH_OPTS=-q: quick mode, as CI runs it)"
+	@echo "make steady      RESCHED_INELIGIBLE's steady state: run lengths of equal hogs on one"
+	@echo "                 instruction-counted vCPU, flag off/on (STEADY_OPTS: scripts/steady-state.sh -h)"
 	@echo "make rootfs      the Debian tool userland per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
 	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-7.3),"
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
@@ -70,6 +72,10 @@ stress:
 BENCH_OPTS ?=
 bench:
 	scripts/bench.sh $(BENCH_OPTS)
+
+STEADY_OPTS ?=
+steady:
+	scripts/steady-state.sh $(STEADY_OPTS)
 
 rootfs:
 	scripts/mk-rootfs.sh x86_64

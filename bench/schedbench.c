@@ -23,6 +23,17 @@
  *	from then until every PID still alive then has been seen running on
  *	a big CPU ("none" if one never was; "moved" counts those that were).
  *
+ *   schedbench runlen [-n HOGS] [-d SECS] [-g GAP_US] [-c CPU]
+ *	The "steady state" of equal CPU hogs on one CPU: HOGS threads at
+ *	nice 0, pinned to CPU (default: the last one allowed), spin for SECS
+ *	reading CLOCK_MONOTONIC.  A step of more than GAP_US (default 150,
+ *	more than a tick's interrupt and less than another hog's run)
+ *	between two reads is time off the CPU, so the time between two such
+ *	gaps is one run.  Prints the number of runs, context switches per
+ *	second (runs over all hogs per second), mean, 10th, 50th and 90th
+ *	percentile and the longest run in us, and a histogram of run lengths
+ *	(le_<N>us buckets).  Runs cut by the start and the end are dropped.
+ *
  * Output lines are "key=value" words, for the report's awk.
  */
 #define _GNU_SOURCE
@@ -310,6 +321,135 @@ static int cmd_hog(void)
 	return 0;
 }
 
+/* ---- runlen ---- */
+
+#define RUNLEN_MAX	200000
+
+struct runlen_hog {
+	int cpu;
+	double t_start, t_stop, gap;
+	double *runs;
+	int nruns;
+};
+
+static pthread_barrier_t runlen_barrier;
+
+static void *runlen_hog(void *arg)
+{
+	struct runlen_hog *h = arg;
+	double t, prev, run_start = -1;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+	pthread_barrier_wait(&runlen_barrier);
+	prev = now();
+	while ((t = now()) < h->t_stop) {
+		if (t - prev > h->gap) {
+			/*
+			 * Off the CPU between prev and t: a run ended at prev.
+			 * The first run (begun before any gap seen) and runs
+			 * begun before t_start are not whole: not counted.
+			 */
+			if (run_start >= h->t_start && h->nruns < RUNLEN_MAX)
+				h->runs[h->nruns++] = prev - run_start;
+			run_start = t;
+		}
+		prev = t;
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmd_runlen(int argc, char **argv)
+{
+	static const int edges_us[] = { 250, 500, 750, 1000, 1500, 2000, 3000,
+					4000, 6000, 10000, 20000 };
+	int nedges = sizeof(edges_us) / sizeof(edges_us[0]);
+	int nhogs = 2, secs = 10, gap_us = 150, cpu = -1, opt, i, j, total = 0;
+	struct runlen_hog *h;
+	pthread_t *th;
+	double *all, t0;
+	cpu_set_t set;
+
+	while ((opt = getopt(argc, argv, "n:d:g:c:")) != -1) {
+		switch (opt) {
+		case 'n': nhogs = atoi(optarg); break;
+		case 'd': secs = atoi(optarg); break;
+		case 'g': gap_us = atoi(optarg); break;
+		case 'c': cpu = atoi(optarg); break;
+		default: die("usage: schedbench runlen [-n HOGS] [-d SECS] [-g GAP_US] [-c CPU]");
+		}
+	}
+	if (nhogs < 1 || nhogs > MAX_PIDS || secs < 1 || gap_us < 1)
+		die("runlen: bad -n, -d or -g");
+	if (cpu < 0) {
+		if (sched_getaffinity(0, sizeof(set), &set))
+			die("sched_getaffinity");
+		for (i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &set))
+				cpu = i;
+	}
+	h = calloc(nhogs, sizeof(*h));
+	th = calloc(nhogs, sizeof(*th));
+	all = malloc(sizeof(*all) * RUNLEN_MAX * nhogs);
+	if (!h || !th || !all)
+		die("out of memory");
+	if (pthread_barrier_init(&runlen_barrier, NULL, nhogs + 1))
+		die("pthread_barrier_init");
+	/* Half a second to settle, then SECS of measurement. */
+	t0 = now();
+	for (i = 0; i < nhogs; i++) {
+		h[i] = (struct runlen_hog){ .cpu = cpu, .t_start = t0 + 0.5,
+			.t_stop = t0 + 0.5 + secs, .gap = gap_us / 1e6 };
+		h[i].runs = all + (size_t)i * RUNLEN_MAX;
+		if (pthread_create(&th[i], NULL, runlen_hog, &h[i]))
+			die("pthread_create");
+	}
+	pthread_barrier_wait(&runlen_barrier);
+	for (i = 0; i < nhogs; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < nhogs; i++)
+		for (j = 0; j < h[i].nruns; j++)
+			all[total++] = h[i].runs[j];
+	if (!total)
+		die("runlen: no whole run measured");
+	qsort(all, total, sizeof(*all), cmp_double);
+	{
+		double sum = 0;
+
+		for (i = 0; i < total; i++)
+			sum += all[i];
+		printf("hogs=%d cpu=%d secs=%d runs=%d cs_per_s=%.1f mean_us=%.0f p10_us=%.0f p50_us=%.0f p90_us=%.0f max_us=%.0f",
+		       nhogs, cpu, secs, total, total / (double)secs,
+		       sum / total * 1e6, all[total / 10] * 1e6,
+		       all[total / 2] * 1e6, all[total * 9 / 10] * 1e6,
+		       all[total - 1] * 1e6);
+	}
+	for (i = 0, j = 0; i <= nedges; i++) {
+		int n = 0;
+
+		while (j < total && (i == nedges || all[j] * 1e6 <= edges_us[i])) {
+			n++;
+			j++;
+		}
+		if (i < nedges)
+			printf(" le_%dus=%d", edges_us[i], n);
+		else
+			printf(" gt_%dus=%d", edges_us[nedges - 1], n);
+	}
+	printf("\n");
+	return 0;
+}
+
 /* ---- watch ---- */
 
 struct watched {
@@ -439,7 +579,7 @@ static int cmd_watch(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: schedbench lu|hog|watch [options]\n");
+		fprintf(stderr, "usage: schedbench lu|hog|watch|runlen [options]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "lu"))
@@ -448,6 +588,8 @@ int main(int argc, char **argv)
 		return cmd_hog();
 	if (!strcmp(argv[1], "watch"))
 		return cmd_watch(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "runlen"))
+		return cmd_runlen(argc - 1, argv + 1);
 	fprintf(stderr, "schedbench: unknown command '%s'\n", argv[1]);
 	return 2;
 }

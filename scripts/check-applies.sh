@@ -56,8 +56,8 @@ progress "report in $report"
 # highest X.Y, from the suite's private package lists.
 newest_source() {
 	apt_suite "$1"
-	cat "$CACHE/apt-$1"/lists/*_Packages 2>/dev/null |
-		sed -n 's/^Package: \(linux-source-[0-9][0-9.]*\)$/\1/p' | sort -u -V | tail -n1
+	{ apt-cache "${APT_OPT[@]}" pkgnames linux-source- || true; } |
+		grep -E '^linux-source-[0-9][0-9.]*$' | sort -u -V | tail -n1 || true
 }
 
 targets=()

@@ -9,8 +9,8 @@
 #
 # Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
 # shell linter on every script, checkpatch.pl --strict on every patch, the
-# export for git am and a build after every patch for x86_64 (default,
-# nostats and nodebugfs configs) and arm64 (default config).  Then the main job, scripts/run-tests.sh,
+# export for git am and a build after every patch for x86_64 and arm64
+# (default, nostats and nodebugfs configs).  Then the main job, scripts/run-tests.sh,
 # boots every guest into the same RESULTS.  Then the harness fault tests,
 # the mutation test (the behaviour tests must fail on a kernel whose flags
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
@@ -79,7 +79,7 @@ host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
-host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64 -v default
+host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64
 
 "$REPO/scripts/run-tests.sh" -o "$res" || true
 

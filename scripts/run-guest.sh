@@ -111,6 +111,12 @@ qemu=("$QEMU" -machine "$QEMU_MACHINE" -accel "$QEMU_ACCEL" -cpu "$QEMU_CPU"
       -kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
       -fsdev "local,id=results,path=$outdir,security_model=none"
       -device "$QEMU_9P_DEVICE,fsdev=results,mount_tag=results")
+# Instruction counting: deterministic guest time, for one vCPU only.
+if [[ -n ${QEMU_ICOUNT:-} ]]; then
+	[[ $QEMU_ACCEL == tcg,thread=single && $QEMU_SMP == 1 ]] ||
+		die "$GUEST_CONF: QEMU_ICOUNT needs QEMU_ACCEL=tcg,thread=single and QEMU_SMP=1 (with more vCPUs icount fires timers seconds late)"
+	qemu+=(-icount "$QEMU_ICOUNT")
+fi
 [[ -n $rootdir ]] &&
 	qemu+=(-fsdev "local,id=tools,path=$rootdir,security_model=none,readonly=on"
 	       -device "$QEMU_9P_DEVICE,fsdev=tools,mount_tag=tools")

@@ -39,6 +39,7 @@ struct spinner {
 	bool open_after_pin;
 	/* results */
 	int cpu_at_open;		/* first CPU seen at or after t_open */
+	int cpu_before;			/* last CPU seen before t_open */
 	bool started;
 	uint64_t first_big;		/* first time on a big CPU after t_open */
 	uint64_t ns_big_before, ns_all_before, ns_big_after, ns_all_after;
@@ -57,6 +58,7 @@ static void *spin(void *arg)
 		return NULL;
 	__atomic_store_n(&s->started, true, __ATOMIC_RELEASE);
 	s->cpu_at_open = -1;
+	s->cpu_before = -1;
 	prev = sf_now_ns();
 	for (;;) {
 		now = sf_now_ns();
@@ -80,6 +82,7 @@ static void *spin(void *arg)
 			if (on_big)
 				s->ns_big_after += now - prev;
 		} else {
+			s->cpu_before = cpu;
 			s->ns_all_before += now - prev;
 			if (on_big)
 				s->ns_big_before += now - prev;
@@ -267,9 +270,13 @@ TEST_F(misfit, seed_shape)
 	}
 
 	for (i = nbig; i < n; i++) {
-		/* Spinners already on a big CPU when the pinned ones ended don't count. */
-		bool cand = s[i].cpu_at_open >= 0 &&
-			    !CPU_ISSET(s[i].cpu_at_open, &self->big);
+		/*
+		 * Spinners on a big CPU when last seen before the pinned ones
+		 * ended don't count.  (Not the CPU first seen after: a vCPU
+		 * stall can hide a move made right at the release.)
+		 */
+		bool cand = s[i].cpu_before >= 0 &&
+			    !CPU_ISSET(s[i].cpu_before, &self->big);
 		uint64_t d = s[i].first_big ? (s[i].first_big - t_end) / 1000000 : 0;
 
 		TH_LOG("unpinned %d: %llu%% on bigs while they were busy, %llu%% after; first on a big %s%llu ms after they freed up",

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The steady state of equal CPU hogs on one CPU, RESCHED_INELIGIBLE off
+# against on, in the instruction-counted guest (guests/x86_64-icount.conf:
+# one vCPU, guest time follows the instructions executed, not host load).
+#
+# Usage: scripts/steady-state.sh [-h] [-b BOOTS] [-r REPS] [-d SECS]
+#                                [-s SLICES] [-n HOGS] [-o RESULTS]
+#
+#   -b BOOTS   boots of the same kernel, to show the figures repeat
+#              (default 2)
+#   -r REPS    off/on pairs per setting in each boot (default 2)
+#   -d SECS    seconds of guest time per run (default 2)
+#   -s SLICES  base slices in ns, comma-separated (default 700000,2800000:
+#              the one-CPU value, which is the flag's quantum, and the
+#              value of 8 CPUs online, set through debugfs)
+#   -n HOGS    hog counts, comma-separated (default 2,3,4,8)
+#   -o DIR     results directory (default results/steady-YYYYmmdd-HHMMSS)
+#
+# Each run is `schedbench runlen` (bench/schedbench.c): HOGS nice-0
+# threads on one CPU under RUN_TO_PARITY; a gap in a hog's clock reads is
+# a switch away.  DIR/bootN/cmd.out has one line per run, DIR/summary.md
+# the medians per boot: context switches per second and the run-length
+# distribution (10th, 50th, 90th percentile, mean), and the share of
+# runs of 1 ms or less.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,26s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+boots=2 reps=2 secs=2 slices=700000,2800000 hogs=2,3,4,8 res=
+while getopts hb:r:d:s:n:o: opt; do
+	case $opt in
+	h) usage 0 ;;
+	b) boots=$OPTARG ;;
+	r) reps=$OPTARG ;;
+	d) secs=$OPTARG ;;
+	s) slices=$OPTARG ;;
+	n) hogs=$OPTARG ;;
+	o) res=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -eq 0 ]] || usage 2
+for v in "$boots" "$reps" "$secs"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || die "bad -b, -r or -d '$v' (a number > 0)"
+done
+[[ $slices =~ ^[0-9]+(,[0-9]+)*$ && $hogs =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+	die "bad -s '$slices' or -n '$hogs' (comma-separated numbers)"
+
+res=${res:-$REPO/results/steady-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$res/bin"
+res=$(realpath "$res")
+progress "steady state: boots=$boots reps=$reps secs=$secs slices=$slices hogs=$hogs, results in $res"
+need_pkgs qemu-system-x86 busybox-static cpio gcc libc6-dev
+
+"$REPO/scripts/prepare-tree.sh" >/dev/null
+kernel=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1)
+{
+	base_info
+	echo "guest: x86_64-icount ($(grep '^QEMU_ICOUNT=' "$REPO/guests/x86_64-icount.conf"))"
+	echo "mode: boots=$boots reps=$reps secs=$secs slices=$slices hogs=$hogs"
+} >"$res/base.txt"
+gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$res/bin/schedbench" \
+	"$REPO/bench/schedbench.c" || die "bench/schedbench.c does not build"
+cp "$REPO/scripts/guest-steady.sh" "$res/bin/"
+initrd=$CACHE/initramfs-x86_64-steady.cpio.gz
+"$REPO/scripts/mk-initramfs.sh" x86_64 "$initrd" "$res/bin:/bench" >/dev/null
+
+# Guest time per boot: every run plus half a second of settling each.
+nrun=$(( $(tr , '\n' <<<"$slices" | wc -l) * $(tr , '\n' <<<"$hogs" | wc -l) * 2 * reps ))
+timeout=$(( nrun * (secs + 1) * 10 + 120 ))
+for ((b = 1; b <= boots; b++)); do
+	progress "boot $b of $boots: $nrun runs"
+	"$REPO/scripts/run-guest.sh" -t "$timeout" -T "" -o "$res/boot$b" \
+		-x "/bench/guest-steady.sh,$reps,$secs,${slices//,/:},${hogs//,/:}" \
+		x86_64-icount "$kernel" "$initrd" >"$res/boot$b.log" 2>&1 ||
+		die "boot $b failed: $(tail -n1 "$res/boot$b.log"), results in $res/boot$b"
+	[[ $(cat "$res/boot$b/cmd.rc" 2>/dev/null) == 0 ]] ||
+		die "boot $b: guest-steady.sh failed, see $res/boot$b/cmd.out"
+done
+
+# median KEY: the median of the numbers on stdin, formatted for KEY; "-"
+# when there are none.
+median() {
+	sort -g | awk -v k="$1" '{ v[++m] = $1 }
+		END {
+			if (!m) { print "-"; exit }
+			x = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+			printf(k == "short" ? "%.0f%%" : (k == "cs_per_s" ? "%.1f" : "%.0f"), x)
+		}'
+}
+
+# summary.md: per slice, hogs and flag, the median over the runs of each
+# boot.
+{
+	echo "# Steady state: equal nice-0 hogs on one CPU, RUN_TO_PARITY"
+	echo
+	sed 's/^/    /' "$res/base.txt"
+	echo
+	echo "Medians over $reps runs of $secs s per boot; boots separated by /."
+	echo
+	echo "| base slice | hogs | RESCHED_INELIGIBLE | switches/s | p10 us | p50 us | p90 us | mean us | runs <= 1 ms |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for slice in ${slices//,/ }; do
+		for n in ${hogs//,/ }; do
+			for ri in 0 1; do
+				row="| $slice | $n | $([[ $ri == 1 ]] && echo on || echo off)"
+				for k in cs_per_s p10_us p50_us p90_us mean_us short; do
+					cell=
+					for ((b = 1; b <= boots; b++)); do
+						v=$(awk -v s="slice_ns=$slice" -v n="hogs=$n" -v r="ri=$ri" -v k="$k" '
+							$1 == s && $2 == n && $3 == r {
+								for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+								if (k == "short")
+									print 100 * (f["le_250us"] + f["le_500us"] + f["le_750us"] + f["le_1000us"]) / f["runs"]
+								else
+									print f[k]
+							}' "$res/boot$b/cmd.out" | median "$k")
+						cell+=${cell:+ / }$v
+					done
+					row+=" | $cell"
+				done
+				echo "$row |"
+			done
+		done
+	done
+} >"$res/summary.md"
+cat "$res/summary.md"
+progress "steady state done: $res/summary.md"
