@@ -31,7 +31,8 @@
  *	between two reads is time off the CPU, so the time between two such
  *	gaps is one run.  Prints the number of runs, context switches per
  *	second (runs over all hogs per second), mean, 10th, 50th and 90th
- *	percentile and the longest run in us, and a histogram of run lengths
+ *	percentile and the longest run in us, the percentage of runs of 1 ms
+ *	or less, and a histogram of run lengths
  *	(le_<N>us buckets).  Runs cut by the start and the end are dropped.
  *
  * Output lines are "key=value" words, for the report's awk.
@@ -425,14 +426,17 @@ static int cmd_runlen(int argc, char **argv)
 	qsort(all, total, sizeof(*all), cmp_double);
 	{
 		double sum = 0;
+		int le_1ms = 0;
 
-		for (i = 0; i < total; i++)
+		for (i = 0; i < total; i++) {
 			sum += all[i];
-		printf("hogs=%d cpu=%d secs=%d runs=%d cs_per_s=%.1f mean_us=%.0f p10_us=%.0f p50_us=%.0f p90_us=%.0f max_us=%.0f",
+			le_1ms += all[i] <= 1e-3;
+		}
+		printf("hogs=%d cpu=%d secs=%d runs=%d cs_per_s=%.1f mean_us=%.0f p10_us=%.0f p50_us=%.0f p90_us=%.0f max_us=%.0f le_1ms_pct=%.1f",
 		       nhogs, cpu, secs, total, total / (double)secs,
 		       sum / total * 1e6, all[total / 10] * 1e6,
 		       all[total / 2] * 1e6, all[total * 9 / 10] * 1e6,
-		       all[total - 1] * 1e6);
+		       all[total - 1] * 1e6, 100.0 * le_1ms / total);
 	}
 	for (i = 0, j = 0; i <= nedges; i++) {
 		int n = 0;

@@ -35,23 +35,9 @@ for f in "$res"/*/bench/raw.txt; do
 done
 md=$res/summary.md
 
-# stats: read numbers, print "median min max n" (or "- - - 0").
-stats() {
-	sort -g | awk '$1 != "nan" && $1 != "none" && $1 != "" { v[n++] = $1 }
-		END { if (!n) { print "- - - 0"; exit }
-		      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
-		      print f(m), f(v[0]), f(v[n - 1]), n }
-		function f(x) { return sprintf(x >= 1000 || x <= -1000 ? "%.0f" : "%.4g", x) }'
-}
-# sel FILTER KEY: the KEY values of the lines matching every k=v in FILTER.
-sel() {
-	awk -v filt="$1" -v key="$2" '
-		BEGIN { nf = split(filt, f, " ") }
-		{ delete kv
-		  for (i = 1; i <= NF; i++) { p = index($i, "="); kv[substr($i, 1, p - 1)] = substr($i, p + 1) }
-		  for (i = 1; i <= nf; i++) { p = index(f[i], "="); if (kv[substr(f[i], 1, p - 1)] != substr(f[i], p + 1)) next }
-		  if (key in kv) print kv[key] }' "$all"
-}
+# stats, sel FILTER KEY: lib.sh's kv_stats, and kv_sel over all runs.
+stats() { kv_stats; }
+sel() { kv_sel "$all" "$1" "$2"; }
 # med FILTER KEY -> "median [min-max] (n)"
 cell() {
 	local s

@@ -81,10 +81,8 @@ declare -A kernel initrd rootfs
 for a in x86_64 arm64; do
 	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(grep -v '^/' >&2) | tail -n1)
 	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
-	arch_vars "$a"
 	mkdir -p "$res/bin-$a"
-	"${CROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -o "$res/bin-$a/schedbench" \
-		"$REPO/bench/schedbench.c" || die "bench/schedbench.c does not build for $a"
+	build_schedbench "$a" "$res/bin-$a/schedbench"
 done
 
 

@@ -83,7 +83,8 @@ for t in "${targets[@]}"; do
 		src=$(realpath "$where")
 		[[ -f $src/kernel/sched/fair.c ]] || die "KSRC=$where is not a kernel tree"
 		label="KSRC $src ($(git -C "$src" describe --always --dirty 2>/dev/null || echo no git))"
-		name=$src
+		# Not KSRC's own path: that names prepare-tree.sh's checkout.
+		name=$CACHE/applies/ksrc$src
 	else
 		got=$(fetch_source_pkg "$what" "$where")
 		label="$what ${got#* } ($where)"
@@ -121,12 +122,7 @@ for t in "${targets[@]}"; do
 	[[ $fuzz -eq 0 ]] || verdict="applies only with fuzz ($fuzz patches)"
 	[[ $rejects -eq 0 ]] || verdict="does NOT apply ($rejects patches reject)"
 	if [[ $rejects -eq 0 && $build -eq 1 ]]; then
-		grep -v '^\s*\(#\|$\)' "$REPO/patches/new-files" | cut -d' ' -f2- | tr ' ' '\n' |
-		while read -r f; do
-			[[ -n $f ]] && (cd "$REPO" && find "$f" -type f) | while read -r g; do
-				install -D -m644 "$REPO/$g" "$tree/$g"
-			done
-		done
+		install_new_files "$tree"
 		if KSRC=$name "$REPO/scripts/build-kernel.sh" x86_64 >"$res/$(basename "$tree")-build.log" 2>&1; then
 			verdict="$verdict, builds (x86_64)"
 		else

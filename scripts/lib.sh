@@ -164,6 +164,47 @@ series_stamp() {
 	done
 }
 
+# install_new_files TREE: copy the files the series adds (patches/new-files,
+# kept as plain files in this repository) into TREE, where they differ.
+install_new_files() {
+	local f g
+	grep -v '^\s*\(#\|$\)' "$REPO/patches/new-files" | cut -d' ' -f2- | tr ' ' '\n' |
+	while read -r f; do
+		[[ -n $f ]] || continue
+		[[ -e $REPO/$f ]] || die "patches/new-files names missing $f"
+		(cd "$REPO" && find "$f" -type f) | while read -r g; do
+			cmp -s "$REPO/$g" "$1/$g" 2>/dev/null || install -D -m644 "$REPO/$g" "$1/$g"
+		done
+	done
+}
+
+# build_schedbench ARCH OUT: bench/schedbench.c, static, for ARCH.
+build_schedbench() {
+	arch_vars "$1"
+	"${CROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -o "$2" \
+		"$REPO/bench/schedbench.c" || die "bench/schedbench.c does not build for $1"
+}
+
+# kv_sel FILE FILTER KEY: the KEY values of the "k=v ..." lines of FILE
+# that match every k=v in FILTER.
+kv_sel() {
+	awk -v filt="$2" -v key="$3" '
+		BEGIN { nf = split(filt, f, " ") }
+		{ delete kv
+		  for (i = 1; i <= NF; i++) { p = index($i, "="); kv[substr($i, 1, p - 1)] = substr($i, p + 1) }
+		  for (i = 1; i <= nf; i++) { p = index(f[i], "="); if (kv[substr(f[i], 1, p - 1)] != substr(f[i], p + 1)) next }
+		  if (key in kv) print kv[key] }' "$1"
+}
+
+# kv_stats: read numbers, print "median min max n" (or "- - - 0").
+kv_stats() {
+	sort -g | awk '$1 != "nan" && $1 != "none" && $1 != "" { v[n++] = $1 }
+		END { if (!n) { print "- - - 0"; exit }
+		      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+		      print f(m), f(v[0]), f(v[n - 1]), n }
+		function f(x) { return sprintf(x >= 1000 || x <= -1000 ? "%.0f" : "%.4g", x) }'
+}
+
 # guest_arch NAME: the GUEST_ARCH of guests/NAME.conf.
 guest_arch() {
 	[[ -f $REPO/guests/$1.conf ]] || die "unknown guest '$1' (see guests/*.conf)"

@@ -201,15 +201,7 @@ else
 	echo "$want" >"$stamp"
 fi
 series_hash=$(series_hash)
-# Files the series adds, kept as plain files in this repository.
-grep -v '^\s*\(#\|$\)' "$REPO/patches/new-files" | cut -d' ' -f2- | tr ' ' '\n' |
-while read -r f; do
-	[[ -n $f ]] || continue
-	[[ -e $REPO/$f ]] || die "patches/new-files names missing $f"
-	(cd "$REPO" && find "$f" -type f) | while read -r g; do
-		cmp -s "$REPO/$g" "$g" 2>/dev/null || install -D -m644 "$REPO/$g" "$g"
-	done
-done
+install_new_files .
 partial=
 [[ $upto -eq $npatch ]] || partial=" (first $upto of $npatch patches applied)"
 printf '%s\nseries %s%s\n' "$base" "$series_hash" "$partial" >.schedseries-base

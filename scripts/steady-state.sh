@@ -66,8 +66,7 @@ kernel=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1)
 	echo "guest: x86_64-icount ($(grep '^QEMU_ICOUNT=' "$REPO/guests/x86_64-icount.conf"))"
 	echo "mode: boots=$boots reps=$reps secs=$secs slices=$slices hogs=$hogs"
 } >"$res/base.txt"
-gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$res/bin/schedbench" \
-	"$REPO/bench/schedbench.c" || die "bench/schedbench.c does not build"
+build_schedbench x86_64 "$res/bin/schedbench"
 cp "$REPO/scripts/guest-steady.sh" "$res/bin/"
 initrd=$CACHE/initramfs-x86_64-steady.cpio.gz
 "$REPO/scripts/mk-initramfs.sh" x86_64 "$initrd" "$res/bin:/bench" >/dev/null
@@ -85,19 +84,8 @@ for ((b = 1; b <= boots; b++)); do
 		die "boot $b: guest-steady.sh failed, see $res/boot$b/cmd.out"
 done
 
-# median KEY: the median of the numbers on stdin, formatted for KEY; "-"
-# when there are none.
-median() {
-	sort -g | awk -v k="$1" '{ v[++m] = $1 }
-		END {
-			if (!m) { print "-"; exit }
-			x = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-			printf(k == "short" ? "%.0f%%" : (k == "cs_per_s" ? "%.1f" : "%.0f"), x)
-		}'
-}
-
 # summary.md: per slice, hogs and flag, the median over the runs of each
-# boot.
+# boot (lib.sh's kv_sel and kv_stats).
 {
 	echo "# Steady state: equal nice-0 hogs on one CPU, RUN_TO_PARITY"
 	echo
@@ -105,23 +93,17 @@ median() {
 	echo
 	echo "Medians over $reps runs of $secs s per boot; boots separated by /."
 	echo
-	echo "| base slice | hogs | RESCHED_INELIGIBLE | switches/s | p10 us | p50 us | p90 us | mean us | runs <= 1 ms |"
+	echo "| base slice | hogs | RESCHED_INELIGIBLE | switches/s | p10 us | p50 us | p90 us | mean us | runs <= 1 ms (%) |"
 	echo "|---|---|---|---|---|---|---|---|---|"
 	for slice in ${slices//,/ }; do
 		for n in ${hogs//,/ }; do
 			for ri in 0 1; do
 				row="| $slice | $n | $([[ $ri == 1 ]] && echo on || echo off)"
-				for k in cs_per_s p10_us p50_us p90_us mean_us short; do
+				for k in cs_per_s p10_us p50_us p90_us mean_us le_1ms_pct; do
 					cell=
 					for ((b = 1; b <= boots; b++)); do
-						v=$(awk -v s="slice_ns=$slice" -v n="hogs=$n" -v r="ri=$ri" -v k="$k" '
-							$1 == s && $2 == n && $3 == r {
-								for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-								if (k == "short")
-									print 100 * (f["le_250us"] + f["le_500us"] + f["le_750us"] + f["le_1000us"]) / f["runs"]
-								else
-									print f[k]
-							}' "$res/boot$b/cmd.out" | median "$k")
+						v=$(kv_sel "$res/boot$b/cmd.out" "slice_ns=$slice hogs=$n ri=$ri" "$k" |
+							kv_stats | cut -d' ' -f1)
 						cell+=${cell:+ / }$v
 					done
 					row+=" | $cell"

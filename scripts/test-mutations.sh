@@ -84,11 +84,15 @@ for g in "${guests[@]}"; do
 	[[ " ${archs[*]} " == *" $a "* ]] || archs+=("$a")
 done
 
-restore() {
+# restore_sources: the three mutated files as the series has them.
+restore_sources() {
 	cp "$backup" "$fair"
 	cp "$res/debug.c.orig" "$dbg"
 	cp "$res/features.h.orig" "$feats"
 	touch "$fair" "$dbg" "$feats"
+}
+restore() {
+	restore_sources
 	for a in "${archs[@]}"; do
 		"$REPO/scripts/build-kernel.sh" "$a" >/dev/null 2>&1 ||
 			echo "# warning: rebuilding the $a kernel after the mutation failed" >&2
@@ -236,13 +240,10 @@ mutant features features "features mutant" "${checks[@]}"
 # The wide kernel: not a fault but the acceptance of patch 0001's 64-bit
 # feature word.  Seven false features after the series' four make 40; the
 # features test must pass, list all 40 and toggle the 40th (bit 39).
-cp "$backup" "$fair"
-cp "$res/debug.c.orig" "$dbg"
-cp "$res/features.h.orig" "$feats"
+restore_sources
 for i in 1 2 3 4 5 6 7; do
 	printf '\nSCHED_FEAT(SCHEDSERIES_PAD_%d, false)\n' "$i" >>"$feats"
 done
-touch "$fair" "$dbg" "$feats"
 progress "features: 40, the last one SCHEDSERIES_PAD_7"
 kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
 mutant wide features "40 features" ok:features.defaults ok:features.last_toggles \
