@@ -117,6 +117,10 @@ plot() {
 {
 	echo "## 1. Misfit migration (MISFIT), 2018 sysbench shape"
 	echo
+	echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: placement"
+	echo "(which CPU class a task ran on, migrations) and times relative to the"
+	echo "throttled little vCPUs.  Cannot show: times free of host noise."
+	echo
 	echo "Bigs busy with pinned sysbench runs of a quarter of the work; one"
 	echo "unpinned sysbench per little CPU.  \"longest\" is the completion time of"
 	echo "the slowest unpinned task in a run (the seed's headline), \"big share\" the"
@@ -191,6 +195,9 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 	{
 		echo "## 2. Load balance classification (LB_CLASSIFY), 2019 lu.C shape"
 		echo
+		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: where the"
+		echo "workers ran, per node.  Cannot show: completion times free of host noise."
+		echo
 		echo "x86_64-numa (4 nodes x 2 CPUs).  A barrier-synchronised stand-in for lu.C"
 		echo "(bench/schedbench.c lu: N-2 workers, 3 ms of CPU per iteration) with 2"
 		echo "CPU hogs; GROUP puts the hogs in their own cgroup, NORMAL in the"
@@ -238,6 +245,9 @@ if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
 	{
 		echo "## 3. Previous CPU in the asymmetric wakeup path (SIS_ASYM_PREV), 2020 shape"
 		echo
+		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: migrations"
+		echo "(exact counts).  Cannot show: throughput free of host noise."
+		echo
 		echo "\`perf stat -e cpu-migrations perf bench sched pipe -T -l N\`.  The seed's"
 		echo "\"mainline\" is the flag off, \"w/ patch\" the flag on."
 		echo
@@ -277,14 +287,18 @@ if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
 fi
 
 # ---- 4. eevdf ----
-if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
+if [[ -n $(sel "boot=numa exp=eevdf" avg_us | head -n1) ]]; then
 	# Runs before hackbench_fds was recorded all used -f 10.
-	fds=$(sel "exp=eevdf" hackbench_fds | head -n1)
+	fds=$(sel "boot=numa exp=eevdf" hackbench_fds | head -n1)
 	fds=${fds:-10}
 	cols=("RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on"
 	      "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on")
 	{
 		echo "## 4. Reschedule when current is ineligible (RESCHED_INELIGIBLE), 2024 shape"
+		echo
+		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: whether the"
+		echo "mechanism acted (reschedule counters).  Cannot show: latencies, which the"
+		echo "vCPU stalls set (section 4b has them on one instruction-counted CPU)."
 		echo
 		echo "x86_64-numa, CPUs 0-1: \`hackbench -g 1 -f $fds\` in the background and three"
 		echo "\`cyclictest -m -q -i 1000\` at nice -19, 0 and 19 at once (the seed ran one"
@@ -303,7 +317,7 @@ if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
 			read -ra sv <<<"${seedv[$n $k]}"
 			row="| $n | ${k%_us}"
 			for i in 0 1 2 3; do
-				row+=" | $(median "exp=eevdf nice=$n ${cols[i]}" "$k") [$(sel "exp=eevdf nice=$n ${cols[i]}" "$k" | stats | awk '{ print $2 "-" $3 }')] seed: ${sv[i]}"
+				row+=" | $(median "boot=numa exp=eevdf nice=$n ${cols[i]}" "$k") [$(sel "boot=numa exp=eevdf nice=$n ${cols[i]}" "$k" | stats | awk '{ print $2 "-" $3 }')] seed: ${sv[i]}"
 			done
 			echo "$row |" >>"$md"
 		done
@@ -311,19 +325,19 @@ if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
 	{
 		row="| | RESCHED_INELIGIBLE reschedules per run"
 		for i in 0 1 2 3; do
-			row+=" | $(median "exp=eevdf nice=0 ${cols[i]}" resched)"
+			row+=" | $(median "boot=numa exp=eevdf nice=0 ${cols[i]}" resched)"
 		done
 		echo "$row |"
 		echo
 		for n in -19 0 19; do
 			for r in RTP NORTP; do
-				echo "- nice $n, ${r/NORTP/NO_RUN_TO_PARITY}: avg on/off = $(ratio "$(median "exp=eevdf nice=$n RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" avg_us)" "$(median "exp=eevdf nice=$n RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us)")"
+				echo "- nice $n, ${r/NORTP/NO_RUN_TO_PARITY}: avg on/off = $(ratio "$(median "boot=numa exp=eevdf nice=$n RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" avg_us)" "$(median "boot=numa exp=eevdf nice=$n RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us)")"
 			done
 		done
 		echo
 		for r in RTP NORTP; do
-			sep "nice 0 avg, ${r/NORTP/NO_RUN_TO_PARITY}, on vs off" "exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" \
-				"exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us
+			sep "nice 0 avg, ${r/NORTP/NO_RUN_TO_PARITY}, on vs off" "boot=numa exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" \
+				"boot=numa exp=eevdf nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us
 		done
 		echo
 		echo "Limits: under TCG a vCPU thread that the host preempts stalls the guest"
@@ -342,32 +356,133 @@ if [[ -n $(sel "exp=eevdf" avg_us | head -n1) ]]; then
 		"NO_RTP off=exp=eevdf nice=0 ${cols[2]}|avg_us" "NO_RTP on=exp=eevdf nice=0 ${cols[3]}|avg_us"
 fi
 
-# ---- 5. cost ----
-if [[ -n $(sel "exp=cost" hackbench_s | head -n1) ]]; then
+# ---- 4b. eevdf on one instruction-counted CPU ----
+if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
+	ib=()
+	for d in "$res"/icount-eevdf-*/; do
+		[[ -f $d/bench/raw.txt ]] && ib+=("$(basename "$d")")
+	done
+	fds1=$(sel "exp=eevdf ncpus=1" hackbench_fds | head -n1)
 	{
-		echo "## 5. Cost of the series at its defaults"
+		echo "## 4b. RESCHED_INELIGIBLE, 2024 shape, on one instruction-counted CPU"
 		echo
-		echo "x86_64-numa, the patched kernel with default flags against the unpatched"
-		echo "base, booted in turn.  \`hackbench -g 2 -l L\` (seconds, lower is better)"
-		echo "and \`perf bench sched pipe -l N\` (ops/s).  Expected ratio 1.00 within"
-		echo "the spread."
+		echo "Mode: instruction counting, one vCPU (see the end of the section)."
 		echo
-		echo "| | patched | base | patched/base |"
-		echo "|---|---|---|---|"
-		echo "| hackbench (s) | $(cell "exp=cost kernel=patched" hackbench_s) | $(cell "exp=cost kernel=base" hackbench_s) | $(ratio "$(median "exp=cost kernel=patched" hackbench_s)" "$(median "exp=cost kernel=base" hackbench_s)") |"
-		echo "| pipe (ops/s) | $(cell "exp=cost kernel=patched" pipe_ops_per_s) | $(cell "exp=cost kernel=base" pipe_ops_per_s) | $(ratio "$(median "exp=cost kernel=patched" pipe_ops_per_s)" "$(median "exp=cost kernel=base" pipe_ops_per_s)") |"
+		echo "x86_64-icount (one vCPU, \`-icount $(sed -n 's/^QEMU_ICOUNT=//p' "$REPO/guests/x86_64-icount.conf")\`): guest time follows"
+		echo "the instructions executed, not host load.  \`hackbench -g 1 -f $fds1\` and three"
+		echo "\`cyclictest -m -q -i 1000\` at nice -19, 0 and 19 on CPU 0, with the base slice"
+		echo "set to $(sel "exp=eevdf ncpus=1" base_slice_ns | head -n1) ns through debugfs (the value of 8 or more CPUs, the"
+		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Median"
+		echo "average latency (us) per boot (${ib[*]}), and how far the boots are"
+		echo "apart; the seed's figure last."
 		echo
-		sep "hackbench, patched vs base" "exp=cost kernel=patched" "exp=cost kernel=base" hackbench_s
-		sep "pipe, patched vs base" "exp=cost kernel=patched" "exp=cost kernel=base" pipe_ops_per_s
+		echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${ib[@]}")boots apart (%) | on/off per boot | seed |"
+		echo "|---|---|---|$(printf -- '---|%.0s' "${ib[@]}")---|---|---|"
+		declare -A seedavg=([-19 RTP off]=191 [-19 RTP on]=122 [-19 NORTP off]=89 [-19 NORTP on]=66
+			[0 RTP off]=466 [0 RTP on]=277 [0 NORTP off]=289 [0 NORTP on]=257
+			[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
+		for n in -19 0 19; do
+			for rtp in RTP NORTP; do
+				for ri in off on; do
+					row="| $n | $rtp | $ri"
+					vals=()
+					onoff=()
+					for b in "${ib[@]}"; do
+						v=$(median "boot=$b exp=eevdf nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" avg_us)
+						vals+=("$v")
+						row+=" | $v"
+						onoff+=("$(ratio "$(median "boot=$b exp=eevdf nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" avg_us)" \
+							"$(median "boot=$b exp=eevdf nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" avg_us)")")
+					done
+					apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+						END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
+					echo "$row | $apart | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
+				done
+			done
+		done
 		echo
-		echo "Limits: hackbench with 80 tasks on 8 vCPUs under TCG varies severalfold"
-		echo "from run to run; only a large cost would stand out of that."
+		for b in "${ib[@]}"; do
+			echo "- $b: RESCHED_INELIGIBLE reschedules per run (median, flag on): $(median "boot=$b exp=eevdf nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on" resched) (RUN_TO_PARITY), $(median "boot=$b exp=eevdf nice=0 RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on" resched) (NO_RUN_TO_PARITY); with the flag off: $(median "boot=$b exp=eevdf nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" resched)"
+		done
 		echo
-		echo "![cost](cost.png)"
+		echo "What this mode can show: the scheduling decisions on one runqueue, free of"
+		echo "host stalls, so that a change of the median beyond the boots' distance is"
+		echo "the flag's.  What it cannot: cache and memory effects (instructions are"
+		echo "not cycles), and anything that needs several CPUs."
 		echo
 	} >>"$md"
-	plot cost "hackbench (s): patched at defaults vs base" "seconds" \
-		"patched=exp=cost kernel=patched|hackbench_s" "base=exp=cost kernel=base|hackbench_s"
+fi
+
+# ---- 5. cost, on one instruction-counted CPU ----
+if [[ -n $(sel "exp=cost setting=default" pipe_ns_per_op | head -n1) ]]; then
+	cf=(hackbench_ms pipe_ns_per_op lat_avg_ns)
+	declare -A cname=([hackbench_ms]="hackbench -T -g 2 (ms)" [pipe_ns_per_op]="pipe round trip (ns)"
+		[lat_avg_ns]="idle wakeup latency, avg (ns)")
+	# spread FILTER KEY: (max - min) / median of the repeats, in %.
+	spread() {
+		sel "$1" "$2" | stats | awk '$4 > 0 && $1 > 0 { printf "%.2f", 100 * ($3 - $2) / $1; exit } { print "-" }'
+	}
+	{
+		echo "## 5. Cost of the series, on one instruction-counted CPU"
+		echo
+		echo "Mode: instruction counting, one vCPU.  Can show: the work the kernel did,"
+		echo "to a fraction of a percent.  Cannot show: cache and memory effects, or"
+		echo "anything that needs several CPUs (the capacity and load-balance paths)."
+		echo
+		echo "x86_64-icount: the unpatched base kernel and the patched kernel, booted in"
+		echo "turn.  Guest time there is a function of the instructions executed (16 ns"
+		echo "each), so these figures measure the work the kernel did, whatever the host"
+		echo "was doing.  \`hackbench -T -g 2\`, \`perf bench sched pipe\` (one round trip)"
+		echo "and \`cyclictest -N\` on the otherwise idle CPU (wakeup from idle); lower is"
+		echo "better.  Cells: median [min-max] (n) over every repeat of every boot."
+		echo
+		echo "| figure | base | patched, defaults | patched/base | spread of repeats (%) |"
+		echo "|---|---|---|---|---|"
+		for k in "${cf[@]}"; do
+			echo "| ${cname[$k]} | $(cell "exp=cost kernel=base setting=default" "$k") | $(cell "exp=cost kernel=patched setting=default" "$k") | $(ratio "$(median "exp=cost kernel=patched setting=default" "$k")" "$(median "exp=cost kernel=base setting=default" "$k")") | $(spread "exp=cost kernel=base setting=default" "$k") / $(spread "exp=cost kernel=patched setting=default" "$k") |"
+		done
+		echo
+		echo "Each flag at its non-default setting, against the patched kernel at its"
+		echo "defaults (ratio of medians).  On one CPU MISFIT, LB_CLASSIFY and"
+		echo "SIS_ASYM_PREV sit on paths that do not run (no asymmetry, no domains), so"
+		echo "theirs measure only the static key; RESCHED_INELIGIBLE acts here."
+		echo
+		echo "| figure | NO_MISFIT | NO_LB_CLASSIFY | NO_SIS_ASYM_PREV | RESCHED_INELIGIBLE |"
+		echo "|---|---|---|---|---|"
+		for k in "${cf[@]}"; do
+			row="| ${cname[$k]}"
+			for st in NO_MISFIT NO_LB_CLASSIFY NO_SIS_ASYM_PREV RESCHED_INELIGIBLE; do
+				row+=" | $(ratio "$(median "exp=cost kernel=patched setting=$st" "$k")" "$(median "exp=cost kernel=patched setting=default" "$k")")"
+			done
+			echo "$row |"
+		done
+		echo
+		echo "Per boot (median of the boot's repeats), to show that the figures repeat:"
+		echo
+		for d in "$res"/cost-*/; do
+			b=$(basename "$d")
+			[[ -f $d/bench/raw.txt ]] || continue
+			row="- $b:"
+			for k in "${cf[@]}"; do
+				row+=" $k $(median "boot=$b exp=cost setting=default" "$k")"
+			done
+			echo "$row"
+		done
+		echo
+		if [[ -f $res/cost-gate.txt ]]; then
+			echo "The CI gate (scripts/bench.sh):"
+			echo
+			sed 's/^/    /' "$res/cost-gate.txt"
+			echo
+		fi
+		echo "Resolution: a difference is resolved when it exceeds the spread of the"
+		echo "repeats above.  The pipe round trip and the wakeup latency repeat within"
+		echo "a fraction of a percent; hackbench's 40 tasks interleave differently"
+		echo "from run to run, so its repeats spread by 1-2%, and its median is the"
+		echo "figure.  Instructions are not cycles: cache and memory effects of the"
+		echo "series do not show here."
+		echo
+	} >>"$md"
 fi
 
 # Boots that failed, with their verdicts.

@@ -4,30 +4,47 @@
 # Run the seed experiments A/B, flag on against flag off in one boot, and
 # write a report with tables and plots.
 #
-# Usage: scripts/bench.sh [-h] [-q] [-N] [-r REPS] [-o RESULTS]
+# Usage: scripts/bench.sh [-h] [-q] [-N] [-r REPS] [-e BOOTS] [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
-#               guest, the cost experiment in 1 boot per kernel
+#               guest, one boot per kernel for cost and icount-eevdf
 #   -N          do not slow the little vCPUs down on the host (declared
 #               capacity only)
 #   -r REPS     repeats of each flag setting, alternating (default 5)
+#   -e BOOTS    only these boots, comma-separated names from the list
+#               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
 #
 # Boots, each with scripts/guest-bench.sh (see there for the workloads):
-#   arm64-dynamiq  misfit, pipe      (the seeds' Hikey960 shape)
-#   arm64-juno     misfit, pipe      (the seeds' Juno shape; not with -q)
-#   x86_64-numa    lu, pipe, eevdf   (NUMA, symmetric capacity)
-#   x86_64-numa    cost, booting the patched kernel at its defaults and the
-#                  unpatched base kernel in turn (5 boots each, 1 with -q)
+#   dynamiq       arm64-dynamiq, multi-threaded TCG: misfit, pipe (the
+#                 seeds' Hikey960 shape)
+#   juno          arm64-juno, multi-threaded TCG: misfit, pipe (the seeds'
+#                 Juno shape; not with -q)
+#   numa          x86_64-numa, multi-threaded TCG: lu, pipe, eevdf
+#   cost          x86_64-icount (one vCPU, instruction counting): the
+#                 patched kernel at its defaults and at each flag's
+#                 non-default setting, and the unpatched base kernel,
+#                 booted in turn, 2 boots each (1 with -q)
+#   icount-eevdf  x86_64-icount: eevdf, the 2024 shape on one CPU, 2 boots
+#                 of 2 repeats (1 boot of 1 with -q), to show whether its
+#                 figures repeat
 # The base kernel is the tree with the series popped, built once into
 # $SCHED_CACHE/out/x86_64-base.
+#
+# The cost gate: for each cost figure (hackbench time, pipe round trip,
+# idle wakeup latency; lower is better) the median of the patched kernel
+# at its defaults over the median of the base.  When a ratio is above
+# COST_GATE (default 1.01) and every patched repeat is slower than every
+# base repeat, the gate fails, and so does this script (RESULTS/cost-gate.txt).
 #
 # Under TCG every vCPU runs at the host's speed.  For the arm64 guests the
 # QEMU threads of the little vCPUs (from QMP query-cpus-fast) go into host
 # cgroup v1 cpu groups whose CFS quota makes them run at the capacity ratio:
 # with all vCPUs busy on H host CPUs a big vCPU gets H / sum(cap/1024) of a
 # CPU, and a little one cap/1024 of that.  If the host refuses, the run
-# goes on with declared capacity only and the report says so.
+# goes on with declared capacity only and the report says so.  Instruction
+# counting cannot make a CPU slower, so the capacity experiments stay on
+# multi-threaded TCG.
 #
 # RESULTS/GUEST-RUN/ has each boot's console.log and bench/ (raw.txt, the
 # tools' logs); RESULTS/summary.md and RESULTS/*.png are the report
@@ -40,19 +57,21 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,35s/^# \{0,1\}//p' "$0"
+	sed -n '3,51s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
 throttle=1
 reps=5
 res=
-while getopts hqNr:o: opt; do
+only=
+while getopts hqNr:e:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
 	N) throttle=0 ;;
 	r) reps=$OPTARG ;;
+	e) only=,$OPTARG, ;;
 	o) res=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -60,6 +79,15 @@ done
 shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
+all_boots=",dynamiq,juno,numa,cost,icount-eevdf,"
+for b in ${only//,/ }; do
+	[[ $all_boots == *,$b,* ]] || die "bad -e '$b' (boots: ${all_boots//,/ })"
+done
+# want BOOT: is BOOT selected?
+want() {
+	[[ -z $only || $only == *,$1,* ]]
+}
+COST_GATE=${COST_GATE:-1.01}
 
 res=${res:-$REPO/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
@@ -72,13 +100,16 @@ need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cp
 tree=$(tree_dir)
 {
 	base_info
-	echo "mode: quick=$quick reps=$reps throttle=$throttle"
+	echo "mode: quick=$quick reps=$reps throttle=$throttle boots=${only:-all}"
 } >"$res/base.txt"
 
-base_image=$(base_kernel)
+base_image=
+want cost && base_image=$(base_kernel)
 
 declare -A kernel initrd rootfs
-for a in x86_64 arm64; do
+archs=(x86_64)
+{ want dynamiq || { want juno && [[ $quick -eq 0 ]]; }; } && archs+=(arm64)
+for a in "${archs[@]}"; do
 	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(grep -v '^/' >&2) | tail -n1)
 	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
 	mkdir -p "$res/bin-$a"
@@ -181,20 +212,65 @@ boot() {
 
 to=2400
 [[ $quick -eq 1 ]] && to=900
-boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
-[[ $quick -eq 1 ]] || boot juno arm64-juno "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
-boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" "$reps" lu pipe eevdf
-# cost: alternate the two kernels; REPS measurements per kernel in all.
-nboot=5
+want dynamiq && boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
+[[ $quick -eq 0 ]] && want juno && boot juno arm64-juno "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
+want numa && boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" "$reps" lu pipe eevdf
+# The instruction-counted boots: alternate the two kernels.
+nboot=2
 [[ $quick -eq 1 ]] && nboot=1
-for ((b = 1; b <= nboot; b++)); do
-	for k in patched base; do
-		img=${kernel[x86_64]}
-		[[ $k == base ]] && img=$base_image
-		boot "cost-$k-$b" x86_64-numa "$img" x86_64 600 $(((reps + nboot - 1) / nboot)) cost
+creps=3
+if want cost; then
+	for ((b = 1; b <= nboot; b++)); do
+		for k in patched base; do
+			img=${kernel[x86_64]}
+			[[ $k == base ]] && img=$base_image
+			boot "cost-$k-$b" x86_64-icount "$img" x86_64 900 "$creps" cost
+		done
 	done
-done
+fi
+if want icount-eevdf; then
+	# 4 columns of at least 7 s of guest time each per repeat, at about
+	# a minute of host time per column: 2 repeats per boot.
+	ereps=2
+	[[ $quick -eq 1 ]] && ereps=1
+	for ((b = 1; b <= nboot; b++)); do
+		boot "icount-eevdf-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$ereps" eevdf
+	done
+fi
+
+# cost_gate: RESULTS/cost-gate.txt, one line per figure; 1 when it fails.
+cost_gate() {
+	local raw=$res/cost-raw.txt k p b rc=0 line
+	cat "$res"/cost-*/bench/raw.txt >"$raw" 2>/dev/null || true
+	{
+		echo "# cost gate: patched (defaults) / base, medians; fails above $COST_GATE when every patched repeat is slower than every base repeat"
+		for k in hackbench_ms pipe_ns_per_op lat_avg_ns; do
+			read -r p plo _ pn <<<"$(kv_sel "$raw" "exp=cost kernel=patched setting=default" "$k" | kv_stats)"
+			read -r b _ bhi bn <<<"$(kv_sel "$raw" "exp=cost kernel=base setting=default" "$k" | kv_stats)"
+			if [[ $pn == 0 || $bn == 0 ]]; then
+				echo "$k: not measured (patched n=$pn, base n=$bn) FAIL"
+				rc=1
+				continue
+			fi
+			line=$(awk -v p="$p" -v b="$b" -v plo="$plo" -v bhi="$bhi" -v g="$COST_GATE" -v k="$k" 'BEGIN {
+				r = p / b; bad = r > g && plo > bhi
+				printf "%s: patched %s base %s ratio %.4f %s\n", k, p, b, r, bad ? "FAIL" : "ok"
+				exit bad }') || rc=1
+			echo "$line"
+		done
+	} >"$res/cost-gate.txt"
+	return "$rc"
+}
+if want cost; then
+	if cost_gate; then
+		progress "cost gate passed: $(grep -c ' ok$' "$res/cost-gate.txt") figures within $COST_GATE"
+	else
+		progress "cost gate FAILED:"
+		grep 'FAIL' "$res/cost-gate.txt" | sed 's/^/    /' >&2
+		failed=$((failed + 1))
+	fi
+fi
 
 "$REPO/scripts/bench-report.sh" "$res" || { progress "report failed"; failed=$((failed + 1)); }
 progress "bench done: $res/summary.md"
-[[ $failed -eq 0 ]] || die "$failed bench boot(s) failed, see $res"
+[[ $failed -eq 0 ]] || die "$failed bench boot(s) or gate(s) failed, see $res"

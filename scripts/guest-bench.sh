@@ -13,9 +13,10 @@
 #               pipe       perf bench sched pipe -T (SIS_ASYM_PREV)
 #               eevdf      hackbench plus cyclictest at nice -19/0/19,
 #                          RESCHED_INELIGIBLE x RUN_TO_PARITY
-#               cost       hackbench and perf bench sched pipe, no flag
-#                          touched (the patched kernel at its defaults or
-#                          the unpatched base)
+#               cost       hackbench, perf bench sched pipe and cyclictest
+#                          on an idle CPU: the kernel at its defaults (the
+#                          patched one or the unpatched base), then each
+#                          flag at its non-default setting (patched only)
 #   -q          quick: smaller workloads
 #   -r REPS     repeats of each setting, alternating (default 5)
 #   -o DIR      where results go (default /results/bench)
@@ -29,7 +30,7 @@
 set -u
 
 usage() {
-	sed -n '5,28s/^# \{0,1\}//p' "$0"
+	sed -n '5,29s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
@@ -51,6 +52,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SB=$HERE/schedbench
 FEATS=/sys/kernel/debug/sched/features
 FSTATS=/sys/kernel/debug/sched/feat_stats
+SLICE=/sys/kernel/debug/sched/base_slice_ns
 STATS=/proc/sys/kernel/sched_schedstats
 CG=/sys/fs/cgroup
 RAW=$out/raw.txt
@@ -286,6 +288,18 @@ exp_eevdf() {
 	# cyclictest and the kill of hackbench take seconds less per column.
 	[ $quick -eq 1 ] && secs=1 grace=3 fds=5
 	cpus=0,1
+	# One CPU (the instruction-counted guest): half the tasks, the same
+	# load per CPU.
+	# The base slice of the seed's machine (8 or more CPUs: 0.7 ms x 4) is
+	# set through debugfs, since on one CPU the slice is the flag's 0.7 ms
+	# quantum and the flag would have nothing to cut.
+	slice0=
+	if [ "$(ncpus)" -eq 1 ]; then
+		cpus=0
+		fds=$(((fds + 1) / 2))
+		slice0=$(cat "$SLICE") || die "eevdf: no $SLICE"
+		echo 2800000 >"$SLICE" || die "eevdf: cannot set $SLICE"
+	fi
 	# cyclictest keeps the shared memory of its threads' stats there.
 	mkdir -p /dev/shm
 	grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm || die "eevdf: no /dev/shm"
@@ -326,7 +340,7 @@ exp_eevdf() {
 				# space once a number fills its field.
 				lat=$(sed -n 's/.*Min: *\([0-9]*\).*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/min_us=\1 avg_us=\2 max_us=\3/p' \
 					"$LOGS/$tag-nice$n.log" | tail -n1)
-				record "exp=eevdf rep=$r RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
+				record "exp=eevdf rep=$r ncpus=$(ncpus) base_slice_ns=$(cat "$SLICE") RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
 					"hackbench_fds=$fds" \
 					"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
 					"resched=$((r1 - r0))"
@@ -335,29 +349,79 @@ exp_eevdf() {
 		done
 		r=$((r + 1))
 	done
+	[ -z "$slice0" ] || echo "$slice0" >"$SLICE"
 	restore_flags
 }
 
 # ---- cost: the series at its defaults against the base ----
+# Meant for the instruction-counted guest (guests/x86_64-icount.conf), where
+# guest time is a function of the instructions executed: hackbench time,
+# the pipe round trip and the idle wakeup latency then measure the work the
+# kernel did, and repeat across boots.  On the patched kernel every flag's
+# non-default setting is measured too, one flag at a time; settings rotate
+# from repeat to repeat.
 exp_cost() {
-	loops=40
-	[ $quick -eq 1 ] && loops=15
+	# hackbench -T -g 2 -l 30: about 2 s of guest time; repeats of one
+	# boot spread by 1-2% (40 tasks interleave differently every time),
+	# the pipe and cyclictest by under 0.5%.
+	# Quick mode shortens hackbench only, so that the pipe and latency
+	# figures of CI's quick run compare with the full run's.
+	loops=30
+	[ $quick -eq 1 ] && loops=20
 	ploops=10000
-	[ $quick -eq 1 ] && ploops=5000
+	lloops=2000
 	kernel=base
-	has_flag MISFIT && kernel=patched
+	settings=default
+	if has_flag MISFIT; then
+		kernel=patched
+		settings="default NO_MISFIT NO_LB_CLASSIFY NO_SIS_ASYM_PREV RESCHED_INELIGIBLE"
+	fi
+	mkdir -p /dev/shm
+	grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm || die "cost: no /dev/shm"
+	# One untimed round first: the first pipe run of a boot was 2% slower
+	# (the binaries still being paged in over 9p).
+	hackbench -T -g 2 -l 2 >/dev/null 2>&1
+	perf bench sched pipe -l 500 >/dev/null 2>&1
+	cyclictest -N -m -q -l 50 -i 1000 >/dev/null 2>&1
+	status "cost: $kernel kernel, $(ncpus) CPUs, hackbench -T -g 2 -l $loops, pipe -l $ploops, cyclictest -l $lloops, settings: $settings"
 	r=1
 	while [ $r -le "$reps" ]; do
-		tag=cost-$kernel-$r
-		hackbench -g 2 -l $loops >"$LOGS/$tag-hackbench.log" 2>&1 ||
-			die "cost: hackbench failed"
-		hb=$(awk '/^Time:/ { print $2 }' "$LOGS/$tag-hackbench.log")
-		perf bench sched pipe -l $ploops >"$LOGS/$tag-pipe.log" 2>&1 || die "cost: perf failed"
-		ops=$(awk '/ops\/sec/ { print $1 }' "$LOGS/$tag-pipe.log")
-		record "exp=cost kernel=$kernel rep=$r hackbench_s=${hb:-nan} pipe_ops_per_s=${ops:-nan}"
-		status "cost $kernel rep $r: hackbench ${hb:-?} s, pipe ${ops:-?} ops/s"
+		# Rotate the order: repeat r starts at setting r.
+		# shellcheck disable=SC2086 # a list of words, split on purpose
+		set -- $settings
+		i=1
+		while [ $i -lt $r ] && [ $# -gt 1 ]; do
+			first=$1
+			shift
+			set -- "$@" "$first"
+			i=$((i + 1))
+		done
+		for s in "$@"; do
+			[ "$kernel" = patched ] && restore_flags
+			[ "$s" = default ] || echo "$s" >"$FEATS" || die "cost: cannot set $s"
+			tag=cost-$kernel-$s-$r
+			hackbench -T -g 2 -l $loops >"$LOGS/$tag-hackbench.log" 2>&1 ||
+				die "cost: hackbench failed, see $LOGS/$tag-hackbench.log"
+			# Integers in ms and ns, so that the report's medians keep
+			# every digit.
+			hb=$(awk '/^Time:/ { printf "%.0f", $2 * 1000 }' "$LOGS/$tag-hackbench.log")
+			perf bench sched pipe -l $ploops >"$LOGS/$tag-pipe.log" 2>&1 ||
+				die "cost: perf failed, see $LOGS/$tag-pipe.log"
+			pns=$(awk '/usecs\/op/ { printf "%.0f", $1 * 1000 }' "$LOGS/$tag-pipe.log")
+			# -N: nanoseconds; an idle CPU, so this is the wakeup path alone.
+			cyclictest -N -m -q -l $lloops -i 1000 >"$LOGS/$tag-cyclictest.log" 2>&1 ||
+				die "cost: cyclictest failed, see $LOGS/$tag-cyclictest.log"
+			lat=$(sed -n 's/.*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/lat_avg_ns=\1 lat_max_ns=\2/p' \
+				"$LOGS/$tag-cyclictest.log" | tail -n1)
+			record "exp=cost kernel=$kernel setting=$s rep=$r ncpus=$(ncpus)" \
+				"hackbench_ms=${hb:-nan} pipe_ns_per_op=${pns:-nan}" \
+				"${lat:-lat_avg_ns=nan lat_max_ns=nan}"
+			status "cost $kernel $s rep $r: hackbench ${hb:-?} ms, pipe ${pns:-?} ns/op, ${lat:-no latency}"
+		done
 		r=$((r + 1))
 	done
+	[ "$kernel" = patched ] && restore_flags
+	return 0
 }
 
 echo "guest: $(uname -r) $(ncpus) CPUs, quick=$quick reps=$reps" >>"$out/guest.txt"

@@ -34,17 +34,22 @@
 #
 # Prints TAP: one case per guest and test, "ok" when the outcome is the
 # expected one (FAIL for misfit, asym_prev, lb_classify, eevdf_ineligible;
-# PASS for features), then, when an x86_64 guest is in the list, one case
+# PASS for features), one for eevdf_ineligible's mechanism case on the last
+# guest (cut.ineligible_current_at_tick must fail by itself), then, when an x86_64 guest is in the list, one case
 # per test on the unpatched base kernel (lib.sh's base_kernel, shared
 # with the bench), which must SKIP, then the two cases of the latency
 # mutant, the ten of the features mutant and the four of the 40-feature
-# kernel.  The plan line comes last.
+# kernel.  When the last GUEST is an x86_64 one, last of all the cost
+# mutant: update_curr() spins 64 times on every call, and the cost gate
+# of scripts/bench.sh -q -e cost (patched at defaults against the base,
+# on the instruction-counted guest) must fail on the pipe round trip.
+# The plan line comes last.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,42s/^# \{0,1\}//p' "$0"
+	sed -n '3,46s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -147,6 +152,18 @@ for g in "${guests[@]}"; do
 		esac
 	done
 done
+# The mechanism case of eevdf_ineligible on its own: on the last guest the
+# neutered flag must leave the ineligible current its whole slice.
+g=${guests[-1]}
+n=$((n + 1))
+r=$(grep -m1 -E '^(not )?ok [0-9]+ cut.ineligible_current_at_tick$' "$res/$g/eevdf_ineligible.tap" 2>/dev/null |
+	sed -E 's/ [0-9]+ .*//')
+if [[ $r == "not ok" ]]; then
+	echo "ok $n $g eevdf_ineligible cut.ineligible_current_at_tick: not ok with the flag neutered: $(grep -m1 'runs cut short' "$res/$g/eevdf_ineligible.tap" | sed 's/.*tick://')"
+else
+	echo "not ok $n $g eevdf_ineligible cut.ineligible_current_at_tick: ${r:-absent}, want not ok; $(verdict "$res/$g")"
+	nfail=$((nfail + 1))
+fi
 # The unpatched base on the (last) x86_64 guest: every test must SKIP.
 if [[ -n $xg ]]; then
 	boot "$res/$xg-base" "$xg" "$base_image" "$tests"
@@ -254,6 +271,30 @@ if grep -q '40 features, last SCHEDSERIES_PAD_7$' "$res/$g-wide/features.tap" 2>
 else
 	echo "not ok $n $g 40 features: no '40 features, last SCHEDSERIES_PAD_7' in $res/$g-wide/features.tap; $(verdict "$res/$g-wide")"
 	nfail=$((nfail + 1))
+fi
+
+# The cost mutant: work added to a hot path at the defaults, a loop in
+# update_curr().  The quick cost run (scripts/bench.sh -q -e cost, one
+# boot each of this kernel and the base on the instruction-counted guest)
+# must fail its gate, and on the pipe round trip at least.
+if [[ $a == x86_64 ]]; then
+	restore_sources
+	anchor='static void update_curr(struct cfs_rq *cfs_rq)'
+	[[ $(grep -cxF "$anchor" "$fair") -eq 1 ]] || die "no single '$anchor' in $fair to mutate"
+	perl -0pi -e 's/(\nstatic void update_curr\(struct cfs_rq \*cfs_rq\)\n\{\n)/$1\tfor (int schedseries_i = 0; schedseries_i < 64; schedseries_i++)\n\t\tbarrier();\n/' "$fair"
+	grep -q 'schedseries_i < 64' "$fair" || die "cannot add the loop to update_curr() in $fair"
+	progress "cost: update_curr() now spins 64 times on every call"
+	"$REPO/scripts/build-kernel.sh" x86_64 >/dev/null
+	n=$((n + 1))
+	rc=0
+	"$REPO/scripts/bench.sh" -q -e cost -o "$res/cost-mutant" >"$res/cost-mutant.log" 2>&1 || rc=$?
+	gate=$(grep -h ' FAIL$' "$res/cost-mutant/cost-gate.txt" 2>/dev/null | tr '\n' ';' || true)
+	if [[ $rc -ne 0 && $gate == *pipe_ns_per_op*FAIL* ]]; then
+		echo "ok $n $a cost mutant: the cost gate failed: $gate"
+	else
+		echo "not ok $n $a cost mutant: bench.sh rc=$rc, gate: ${gate:-$(cat "$res/cost-mutant/cost-gate.txt" 2>/dev/null || echo 'no cost-gate.txt')}, see $res/cost-mutant.log"
+		nfail=$((nfail + 1))
+	fi
 fi
 
 echo "1..$n"

@@ -15,11 +15,15 @@
  * reported: with several CPUs online mainline already ends the protection
  * where the current becomes ineligible.
  *
+ * cut.ineligible_current_at_tick: the mechanism, where mainline keeps an
+ * ineligible current running (see the fixture).
+ *
  * latency: with RUN_TO_PARITY, where the flag acts, phases with the flag
  * off and on alternate; the waker's worst delay must not grow with the
  * flag on.
  */
 #include <pthread.h>
+#include <sys/time.h>
 #include <sys/resource.h>
 #include "sched_feat.h"
 
@@ -43,7 +47,7 @@
 #define LAT_SLACK_US	5000.0
 
 static const char *const needed_flags[] = {
-	"RESCHED_INELIGIBLE", "RUN_TO_PARITY", NULL,
+	"RESCHED_INELIGIBLE", "RUN_TO_PARITY", "HRTICK", NULL,
 };
 
 static const int hog_nice[] = { -5, 0, 5 };
@@ -135,16 +139,6 @@ static const char *const ri_stat[] = { "resched_ineligible", NULL };
 /* normalized_sysctl_sched_base_slice, the unscaled base slice */
 #define QUANTUM_NS	700000UL
 
-/* The base slice in ns, 0 if unknown. */
-static unsigned long base_slice_ns(void)
-{
-	char buf[32];
-
-	if (sf_read_file(SF_DEBUGFS "/sched/base_slice_ns", buf, sizeof(buf)) <= 0)
-		return 0;
-	return strtoul(buf, NULL, 10);
-}
-
 FIXTURE(ineligible) {
 	int cpu;
 	bool stats;
@@ -207,9 +201,9 @@ TEST_F(ineligible, counters)
 	 * (0.7 ms); where the base slice is no longer (one CPU online) a
 	 * slice is the quantum, and there is nothing to cut.
 	 */
-	if (variant->ri && variant->parity && base_slice_ns() <= QUANTUM_NS)
+	if (variant->ri && variant->parity && sf_base_slice() <= QUANTUM_NS)
 		SKIP(return, "base slice %lu ns is the quantum: nothing for RESCHED_INELIGIBLE to cut",
-		     base_slice_ns());
+		     sf_base_slice());
 	ASSERT_EQ(0, sf_set("RESCHED_INELIGIBLE", variant->ri));
 	ASSERT_EQ(0, sf_stat_sum(ri_stat, &r0));
 	ASSERT_EQ(0, run_phase(self->cpu, &l))
@@ -229,19 +223,224 @@ TEST_F(ineligible, counters)
 	}
 }
 
+/*
+ * cut: the mechanism itself.  CUT_HOGS equal nice-0 hogs on one CPU under
+ * RUN_TO_PARITY and HRTICK, with a base slice of four quanta (2.8 ms, the
+ * value of 8 CPUs).  No task sleeps, so only the tick can end a run early.
+ * Mainline protects the whole slice of an equal-slice current, ineligible
+ * or not, and HRTICK ends it on time: every run lasts the slice.  With the
+ * flag on, a current that has run the 0.7 ms quantum and is ineligible at
+ * a tick is rescheduled at that tick, so a share of the runs ends between
+ * the quantum and the slice.  HRTICK is set because without it (the
+ * default where the hrtimer rearm is not deferred, arm64 here) runs start
+ * on the 4 ms tick of HZ=250 and the 2.8 ms slice ends before the next
+ * one: no tick falls inside the slice, and there is nothing to cut.  If
+ * the slice still does not end on time, the test skips.
+ *
+ * A run is what the kernel gave a hog between two context switches: its
+ * thread CPU time between two changes of its getrusage() switch counts.
+ * A host stall of a TCG vCPU makes a run look longer, never shorter.
+ */
+#define CUT_HOGS	4
+#define CUT_SLICE_NS	2800000UL
+#define CUT_PHASE_MS	2000
+#define CUT_PAIRS	2
+#define CUT_MAX_RUNS	4096
+/* A run shorter than this ended before its slice: cut short. */
+#define CUT_SHORT_NS	2000000ULL
+/*
+ * Margins, from the phases measured on 7.3.4 (600-870 runs each): flag off
+ * 0.0-0.8% of the runs cut short on x86_64-icount, x86_64-numa and
+ * arm64-dynamiq, 2.2-5.5% on arm64-juno beside another guest on the host;
+ * flag on 30.9-42.3%.  A run after a cut can be shorter than the quantum:
+ * it finishes the request that the cut interrupted.
+ */
+#define CUT_OFF_MAX_PCT	12.0
+#define CUT_ON_MIN_PCT	20.0
+
+struct cut_hog {
+	int cpu;
+	uint64_t t_start, t_stop;
+	bool failed;
+	unsigned int nruns;
+	uint64_t runs[CUT_MAX_RUNS];
+};
+
+static void *cut_hog(void *arg)
+{
+	struct cut_hog *h = arg;
+	uint64_t sw, last_sw, c, prev_c = 0, run_start = 0, now;
+	bool started = false, counted = false;
+	struct rusage ru;
+
+	if (sf_pin_self(h->cpu) || setpriority(PRIO_PROCESS, sf_gettid(), 0) ||
+	    getrusage(RUSAGE_THREAD, &ru)) {
+		h->failed = true;
+		return NULL;
+	}
+	last_sw = ru.ru_nvcsw + ru.ru_nivcsw;
+	for (;;) {
+		now = sf_now_ns();
+		if (now >= h->t_stop)
+			break;
+		if (getrusage(RUSAGE_THREAD, &ru)) {
+			h->failed = true;
+			return NULL;
+		}
+		sw = ru.ru_nvcsw + ru.ru_nivcsw;
+		c = sf_thread_cpu_ns();
+		if (sw != last_sw) {
+			/*
+			 * Switched out and back in since the last read: the
+			 * run that began at run_start ended at prev_c.  The
+			 * first one seen began before the phase.
+			 */
+			if (started && counted && h->nruns < CUT_MAX_RUNS)
+				h->runs[h->nruns++] = prev_c - run_start;
+			started = true;
+			counted = now >= h->t_start;
+			run_start = c;
+			last_sw = sw;
+		}
+		prev_c = c;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One phase; stores the runs' count, how many were cut short, and the
+ * 10th and 50th percentile of the run lengths.
+ */
+static int cut_phase(int cpu, unsigned int *runs, unsigned int *cut,
+		     double *p10_us, double *p50_us)
+{
+	static struct cut_hog h[CUT_HOGS];
+	static uint64_t all[CUT_HOGS * CUT_MAX_RUNS];
+	pthread_t th[CUT_HOGS];
+	unsigned int i, j, n = 0;
+	uint64_t t0 = sf_now_ns();
+	bool failed = false;
+
+	for (i = 0; i < CUT_HOGS; i++) {
+		memset(&h[i], 0, sizeof(h[i]));
+		h[i].cpu = cpu;
+		/* 200 ms to settle: runs that start earlier do not count. */
+		h[i].t_start = t0 + 200000000ULL;
+		h[i].t_stop = t0 + CUT_PHASE_MS * 1000000ULL;
+		if (pthread_create(&th[i], NULL, cut_hog, &h[i])) {
+			while (i--)
+				pthread_join(th[i], NULL);
+			return -1;
+		}
+	}
+	*cut = 0;
+	for (i = 0; i < CUT_HOGS; i++) {
+		pthread_join(th[i], NULL);
+		failed |= h[i].failed;
+		for (j = 0; j < h[i].nruns; j++) {
+			all[n++] = h[i].runs[j];
+			*cut += h[i].runs[j] < CUT_SHORT_NS;
+		}
+	}
+	*runs = n;
+	if (failed || !n)
+		return -1;
+	qsort(all, n, sizeof(all[0]), cmp_u64);
+	*p10_us = all[n / 10] / 1000.0;
+	*p50_us = all[n / 2] / 1000.0;
+	return 0;
+}
+
+/* Pin the caller to the last online CPU, under RUN_TO_PARITY.  0 or -1. */
+static int one_cpu_parity(int *cpu)
+{
+	cpu_set_t online;
+
+	sf_restore();
+	if (sf_online_cpus(&online))
+		return -1;
+	*cpu = sf_last_cpu(&online);
+	return sf_pin_self(*cpu) || sf_set("RUN_TO_PARITY", true) ? -1 : 0;
+}
+
+FIXTURE(cut) {
+	int cpu;
+};
+
+FIXTURE_SETUP(cut)
+{
+	ASSERT_EQ(0, one_cpu_parity(&self->cpu));
+	ASSERT_EQ(0, sf_set("HRTICK", true));
+}
+
+FIXTURE_TEARDOWN(cut)
+{
+	sf_restore();
+}
+
+TEST_F_TIMEOUT(cut, ineligible_current_at_tick, 60)
+{
+	unsigned int runs[2] = { 0, 0 }, cut[2] = { 0, 0 }, r, c, i;
+	double p10, p50, p50_off = 0, pct[2];
+	uint64_t s0 = 0, s1 = 0;
+	bool stats;
+	int ri;
+
+	stats = sf_stats_available() && !sf_schedstats_enable() &&
+		!sf_stat_sum(ri_stat, &s0);
+
+	if (!sf_base_slice())
+		SKIP(return, "no %s: cannot set the base slice", SF_BASE_SLICE);
+	ASSERT_EQ(0, sf_set_base_slice(CUT_SLICE_NS));
+	for (i = 0; i < 2 * CUT_PAIRS; i++) {
+		/* off, on, on, off, ... */
+		ri = (i & 1) ^ ((i >> 1) & 1);
+		ASSERT_EQ(0, sf_set("RESCHED_INELIGIBLE", ri));
+		if (stats)
+			ASSERT_EQ(0, sf_stat_sum(ri_stat, &s0));
+		ASSERT_EQ(0, cut_phase(self->cpu, &r, &c, &p10, &p50))
+			TH_LOG("hog setup failed on cpu%d", self->cpu);
+		if (stats)
+			ASSERT_EQ(0, sf_stat_sum(ri_stat, &s1));
+		TH_LOG("%sRESCHED_INELIGIBLE: %u runs, %u (%.1f%%) shorter than %llu us, 10th/50th percentile %.0f/%.0f us, resched_ineligible +%llu",
+		       ri ? "" : "NO_", r, c, 100.0 * c / r,
+		       CUT_SHORT_NS / 1000, p10, p50,
+		       (unsigned long long)(s1 - s0));
+		runs[ri] += r;
+		cut[ri] += c;
+		if (!ri && p50 > p50_off)
+			p50_off = p50;
+	}
+	/* Mainline's runs end at the slice: not if it ended at a later tick. */
+	if (p50_off > CUT_SLICE_NS * 1.25 / 1000)
+		SKIP(return, "without the flag the median run was %.0f us for a %lu us slice: no high-resolution tick ends the slice on time, so no tick falls inside it",
+		     p50_off, CUT_SLICE_NS / 1000);
+	for (ri = 0; ri < 2; ri++)
+		pct[ri] = 100.0 * cut[ri] / runs[ri];
+	TH_LOG("runs cut short: %.1f%% without, %.1f%% with RESCHED_INELIGIBLE",
+	       pct[0], pct[1]);
+	EXPECT_TRUE(pct[0] <= CUT_OFF_MAX_PCT)
+		TH_LOG("without the flag %.1f%% of the runs ended before the slice (at most %.1f%%): mainline no longer protects the slice",
+		       pct[0], CUT_OFF_MAX_PCT);
+	EXPECT_TRUE(pct[1] >= CUT_ON_MIN_PCT)
+		TH_LOG("with the flag only %.1f%% of the runs were cut short (at least %.1f%%): an ineligible current kept the CPU",
+		       pct[1], CUT_ON_MIN_PCT);
+}
+
 FIXTURE(latency) {
 	int cpu;
 };
 
 FIXTURE_SETUP(latency)
 {
-	cpu_set_t online;
-
-	sf_restore();
-	ASSERT_EQ(0, sf_online_cpus(&online));
-	self->cpu = sf_last_cpu(&online);
-	ASSERT_EQ(0, sf_pin_self(self->cpu));
-	ASSERT_EQ(0, sf_set("RUN_TO_PARITY", true));
+	ASSERT_EQ(0, one_cpu_parity(&self->cpu));
 }
 
 FIXTURE_TEARDOWN(latency)

@@ -54,12 +54,14 @@
 #define SF_FEAT_STATS		SF_DEBUGFS "/sched/feat_stats"
 #define SF_DOMAINS		SF_DEBUGFS "/sched/domains"
 #define SF_SCHEDSTATS		"/proc/sys/kernel/sched_schedstats"
+#define SF_BASE_SLICE		SF_DEBUGFS "/sched/base_slice_ns"
 #define SF_LINE_MAX		4096
 #define SF_MAX_CPUS		256
 
 static char sf_saved[SF_LINE_MAX];
 static bool sf_saved_valid;
 static int sf_schedstats_saved = -1;
+static long sf_slice_saved = -1;
 static pid_t sf_owner;
 static bool sf_mounted_debugfs;
 
@@ -214,7 +216,7 @@ static inline int sf_set(const char *name, bool on)
 /* Write back every flag whose state differs from the saved line. */
 static inline void sf_restore(void)
 {
-	char cur[SF_LINE_MAX], cmd[128], val[16];
+	char cur[SF_LINE_MAX], cmd[128], val[24];
 	size_t pos = 0, len;
 	const char *tok;
 	int n;
@@ -225,6 +227,13 @@ static inline void sf_restore(void)
 		val[0] = '0' + sf_schedstats_saved;
 		val[1] = '\0';
 		sf_write_str(SF_SCHEDSTATS, val);
+	}
+
+	if (sf_slice_saved >= 0 &&
+	    sf_read_file(SF_BASE_SLICE, val, sizeof(val)) > 0 &&
+	    atol(val) != sf_slice_saved) {
+		snprintf(val, sizeof(val), "%ld", sf_slice_saved);
+		sf_write_str(SF_BASE_SLICE, val);
 	}
 
 	if (!sf_saved_valid || sf_read_features(cur, sizeof(cur)))
@@ -335,11 +344,39 @@ static inline void sf_init(const char *const *flags)
 	}
 	if (sf_read_file(SF_SCHEDSTATS, val, sizeof(val)) > 0)
 		sf_schedstats_saved = atoi(val) ? 1 : 0;
+	if (sf_read_file(SF_BASE_SLICE, val, sizeof(val)) > 0 && atol(val) > 0)
+		sf_slice_saved = atol(val);
 	sf_saved_valid = true;
 	sf_owner = getpid();
 	atexit(sf_atexit);
 	for (i = 0; i < ARRAY_SIZE(sigs); i++)
 		signal(sigs[i], sf_signal);
+}
+
+/* The base slice in ns from debugfs, 0 if unknown. */
+static inline unsigned long sf_base_slice(void)
+{
+	char buf[24];
+
+	if (sf_read_file(SF_BASE_SLICE, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/*
+ * Set the base slice; sf_restore(), which also runs at exit, puts back the
+ * value sf_init() saw.  0 or -errno.
+ */
+static inline int sf_set_base_slice(unsigned long ns)
+{
+	char buf[24];
+
+	if (sf_slice_saved < 0)
+		return -ENOENT;
+	snprintf(buf, sizeof(buf), "%lu", ns);
+	if (sf_write_str(SF_BASE_SLICE, buf))
+		return -EIO;
+	return sf_base_slice() == ns ? 0 : -EIO;
 }
 
 /* Save sched_schedstats (once) and turn it on.  -errno if unavailable. */
