@@ -122,6 +122,13 @@ for a in "${archs[@]}"; do
 	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
 	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests" >/dev/null
 done
+# result TAP CASE: "ok", "not ok" or "absent", CASE's result in a
+# kselftest TAP file.
+result() {
+	local r
+	r=$(grep -m1 -E "^(not )?ok [0-9]+ $2\$" "$1" 2>/dev/null | sed -E 's/ [0-9]+ .*//')
+	echo "${r:-absent}"
+}
 # verdict DIR: the guest run's one-line verdict.
 verdict() {
 	cat "$1/verdict.txt" 2>/dev/null || echo "no verdict.txt in $1"
@@ -156,12 +163,11 @@ done
 # neutered flag must leave the ineligible current its whole slice.
 g=${guests[-1]}
 n=$((n + 1))
-r=$(grep -m1 -E '^(not )?ok [0-9]+ cut.ineligible_current_at_tick$' "$res/$g/eevdf_ineligible.tap" 2>/dev/null |
-	sed -E 's/ [0-9]+ .*//')
+r=$(result "$res/$g/eevdf_ineligible.tap" cut.ineligible_current_at_tick)
 if [[ $r == "not ok" ]]; then
 	echo "ok $n $g eevdf_ineligible cut.ineligible_current_at_tick: not ok with the flag neutered: $(grep -m1 'runs cut short' "$res/$g/eevdf_ineligible.tap" | sed 's/.*tick://')"
 else
-	echo "not ok $n $g eevdf_ineligible cut.ineligible_current_at_tick: ${r:-absent}, want not ok; $(verdict "$res/$g")"
+	echo "not ok $n $g eevdf_ineligible cut.ineligible_current_at_tick: $r, want not ok; $(verdict "$res/$g")"
 	nfail=$((nfail + 1))
 fi
 # The unpatched base on the (last) x86_64 guest: every test must SKIP.
@@ -177,13 +183,6 @@ if [[ -n $xg ]]; then
 		fi
 	done
 fi
-# result TAP CASE: "ok", "not ok" or "absent", CASE's result in a
-# kselftest TAP file.
-result() {
-	local r
-	r=$(grep -m1 -E "^(not )?ok [0-9]+ $2\$" "$1" 2>/dev/null | sed -E 's/ [0-9]+ .*//')
-	echo "${r:-absent}"
-}
 # mutant NAME TEST WHAT WANT:CASE...: boot the last guest with only TEST
 # into $res/$g-NAME and print one TAP line per CASE, "ok" when its result
 # is WANT ("ok" or "not ok"), else with the result and the run's verdict.
