@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels check bisect export applies selftests shellcheck stress bench steady rootfs clean
+.PHONY: help test ci tree kernels check bisect export applies selftests kselftest-tarball lava shellcheck stress bench steady rootfs clean
 
 help:
 	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
@@ -20,6 +20,10 @@ help:
 	@echo "make applies     does the series apply (and build, APPLIES_OPTS=-b) on newer Debian"
 	@echo "                 linux-source packages and KSRC? (APPLIES_OPTS: see scripts/check-applies.sh -h)"
 	@echo "make selftests   build the selftests for x86_64 and arm64"
+	@echo "make kselftest-tarball"
+	@echo "                 kbuild + gen_tar: results/kselftest-{x86_64,arm64}.tar.gz, for run_kselftest.sh -c sched"
+	@echo "make lava        the x86_64 kselftest tarball as a LAVA job, run here by lava-run (root;"
+	@echo "                 installs lava-dispatcher); LAVA_OPTS=-n: schema check and lava-run --validate"
 	@echo "make shellcheck  shellcheck every script"
 	@echo "make stress      debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q: 2 min)"
 	@echo "make bench       the seed experiments A/B in one boot, report in results/bench-*/summary.md"
@@ -62,8 +66,22 @@ selftests:
 	scripts/build-selftests.sh x86_64 build/selftests/x86_64
 	scripts/build-selftests.sh arm64 build/selftests/arm64
 
+kselftest-tarball:
+	scripts/kselftest-tarball.sh
+
+# LAVA: lava/ holds the job, the device and the helpers (see lava/lava-run.sh -h).
+LAVA_DIR = $${SCHED_CACHE:-/var/cache/schedseries}/lava
+lava:
+	bash -c '. scripts/lib.sh && need_pkgs lava-dispatcher lava-common busybox-static cpio'
+	scripts/build-kernel.sh x86_64
+	scripts/kselftest-tarball.sh -o "$(LAVA_DIR)" x86_64
+	lava/mk-lava-ramdisk.sh "$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz"
+	lava/lava-run.sh $(LAVA_OPTS) -o results/lava-$$(date +%Y%m%d-%H%M%S) \
+		"$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
+		"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
+
 shellcheck:
-	shellcheck scripts/*.sh .ci/run
+	shellcheck scripts/*.sh lava/*.sh .ci/run
 
 STRESS_OPTS ?=
 stress:

@@ -11,8 +11,12 @@
  *	them per NUMA node, as the 2019 thread's "ps numa hist" did.  Prints
  *	one line: time, iterations per second and the average per node.
  *
- *   schedbench hog
- *	Spin until killed.
+ *   schedbench hog [-a ALIGN_MS]
+ *	Spin until killed; with -a, from the next multiple of ALIGN_MS of
+ *	CLOCK_MONOTONIC on.
+ *
+ *   schedbench align MS
+ *	Sleep until the next multiple of MS of CLOCK_MONOTONIC.
  *
  *   schedbench watch [-i MS] -b CPULIST [-P PID,...] PID...
  *	Sample, every MS, where the running thread of each PID is, until
@@ -23,10 +27,11 @@
  *	from then until every PID still alive then has been seen running on
  *	a big CPU ("none" if one never was; "moved" counts those that were).
  *
- *   schedbench runlen [-n HOGS] [-d SECS] [-g GAP_US] [-c CPU]
+ *   schedbench runlen [-n HOGS] [-d SECS] [-g GAP_US] [-c CPU] [-a ALIGN_MS]
  *	The "steady state" of equal CPU hogs on one CPU: HOGS threads at
- *	nice 0, pinned to CPU (default: the last one allowed), spin for SECS
- *	reading CLOCK_MONOTONIC.  A step of more than GAP_US (default 150,
+ *	nice 0, pinned to CPU (default: the last one allowed), start on a
+ *	multiple of ALIGN_MS (default 100; 0: at once) of CLOCK_MONOTONIC and
+ *	spin for SECS reading CLOCK_MONOTONIC.  A step of more than GAP_US (default 150,
  *	more than a tick's interrupt and less than another hog's run)
  *	between two reads is time off the CPU, so the time between two such
  *	gaps is one run.  Prints the number of runs, context switches per
@@ -311,12 +316,43 @@ static int cmd_lu(int argc, char **argv)
 	return 0;
 }
 
+/* Sleep until the next multiple of MS ms of CLOCK_MONOTONIC. */
+static void align_to(int ms)
+{
+	long long ns = (long long)(now() * 1e9), a = ms * 1000000LL;
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ns = (ns / a + 1) * a;
+	ts.tv_sec = ns / 1000000000LL;
+	ts.tv_nsec = ns % 1000000000LL;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* ---- align ---- */
+
+static int cmd_align(int argc, char **argv)
+{
+	if (argc != 2 || atoi(argv[1]) <= 0)
+		die("usage: schedbench align MS");
+	align_to(atoi(argv[1]));
+	return 0;
+}
+
 /* ---- hog ---- */
 
-static int cmd_hog(void)
+static int cmd_hog(int argc, char **argv)
 {
 	volatile unsigned long n = 0;
+	int opt;
 
+	while ((opt = getopt(argc, argv, "a:")) != -1) {
+		if (opt != 'a')
+			die("usage: schedbench hog [-a ALIGN_MS]");
+		align_to(atoi(optarg));
+	}
 	for (;;)
 		n++;
 	return 0;
@@ -376,18 +412,20 @@ static int cmd_runlen(int argc, char **argv)
 					4000, 6000, 10000, 20000 };
 	int nedges = sizeof(edges_us) / sizeof(edges_us[0]);
 	int nhogs = 2, secs = 10, gap_us = 150, cpu = -1, opt, i, j, total = 0;
+	int align_ms = 100;
 	struct runlen_hog *h;
 	pthread_t *th;
 	double *all, t0;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "n:d:g:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:d:g:c:a:")) != -1) {
 		switch (opt) {
+		case 'a': align_ms = atoi(optarg); break;
 		case 'n': nhogs = atoi(optarg); break;
 		case 'd': secs = atoi(optarg); break;
 		case 'g': gap_us = atoi(optarg); break;
 		case 'c': cpu = atoi(optarg); break;
-		default: die("usage: schedbench runlen [-n HOGS] [-d SECS] [-g GAP_US] [-c CPU]");
+		default: die("usage: schedbench runlen [-n HOGS] [-d SECS] [-g GAP_US] [-c CPU] [-a ALIGN_MS]");
 		}
 	}
 	if (nhogs < 1 || nhogs > MAX_PIDS || secs < 1 || gap_us < 1)
@@ -406,6 +444,12 @@ static int cmd_runlen(int argc, char **argv)
 		die("out of memory");
 	if (pthread_barrier_init(&runlen_barrier, NULL, nhogs + 1))
 		die("pthread_barrier_init");
+	/*
+	 * Start on a multiple of ALIGN_MS of CLOCK_MONOTONIC, a whole number
+	 * of ticks: equal hogs fall into one of a few periodic schedules,
+	 * chosen by where in the tick period they start.
+	 */
+	align_to(align_ms);
 	/* Half a second to settle, then SECS of measurement. */
 	t0 = now();
 	for (i = 0; i < nhogs; i++) {
@@ -583,13 +627,15 @@ static int cmd_watch(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: schedbench lu|hog|watch|runlen [options]\n");
+		fprintf(stderr, "usage: schedbench lu|hog|align|watch|runlen [options]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "lu"))
 		return cmd_lu(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hog"))
-		return cmd_hog();
+		return cmd_hog(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "align"))
+		return cmd_align(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "watch"))
 		return cmd_watch(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "runlen"))

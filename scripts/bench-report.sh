@@ -369,40 +369,50 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 		echo "Mode: instruction counting, one vCPU (see the end of the section)."
 		echo
 		echo "x86_64-icount (one vCPU, \`-icount $(sed -n 's/^QEMU_ICOUNT=//p' "$REPO/guests/x86_64-icount.conf")\`): guest time follows"
-		echo "the instructions executed, not host load.  \`hackbench -g 1 -f $fds1\` and three"
-		echo "\`cyclictest -m -q -i 1000\` at nice -19, 0 and 19 on CPU 0, with the base slice"
+		echo "the instructions executed, not host load.  Three \`cyclictest -m -q -i 1000\`"
+		echo "at nice -19, 0 and 19 on CPU 0 beside a load, with the base slice"
 		echo "set to $(sel "exp=eevdf ncpus=1" base_slice_ns | head -n1) ns through debugfs (the value of 8 or more CPUs, the"
 		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Median"
 		echo "average latency (us) per boot (${ib[*]}), and how far the boots are"
-		echo "apart; the seed's figure last."
+		echo "apart; the seed's figure last.  Two loads: the seed's, \`hackbench -g 1 -f $fds1\`,"
+		echo "and three nice-0 CPU hogs (\`schedbench hog\`), whose runs repeat where"
+		echo "hackbench's pipes interleave differently from run to run."
 		echo
-		echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${ib[@]}")boots apart (%) | on/off per boot | seed |"
-		echo "|---|---|---|$(printf -- '---|%.0s' "${ib[@]}")---|---|---|"
-		declare -A seedavg=([-19 RTP off]=191 [-19 RTP on]=122 [-19 NORTP off]=89 [-19 NORTP on]=66
-			[0 RTP off]=466 [0 RTP on]=277 [0 NORTP off]=289 [0 NORTP on]=257
-			[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
-		for n in -19 0 19; do
-			for rtp in RTP NORTP; do
-				for ri in off on; do
-					row="| $n | $rtp | $ri"
-					vals=()
-					onoff=()
-					for b in "${ib[@]}"; do
-						v=$(median "boot=$b exp=eevdf nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" avg_us)
-						vals+=("$v")
-						row+=" | $v"
-						onoff+=("$(ratio "$(median "boot=$b exp=eevdf nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" avg_us)" \
-							"$(median "boot=$b exp=eevdf nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" avg_us)")")
+		for l in hackbench hogs; do
+			[[ -n $(sel "exp=eevdf ncpus=1 load=$l" avg_us | head -n1) ]] || continue
+			echo "Load: $l."
+			echo
+			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${ib[@]}")boots apart (%) | on/off per boot | seed |"
+			echo "|---|---|---|$(printf -- '---|%.0s' "${ib[@]}")---|---|---|"
+			declare -A seedavg=([-19 RTP off]=191 [-19 RTP on]=122 [-19 NORTP off]=89 [-19 NORTP on]=66
+				[0 RTP off]=466 [0 RTP on]=277 [0 NORTP off]=289 [0 NORTP on]=257
+				[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
+			for n in -19 0 19; do
+				for rtp in RTP NORTP; do
+					for ri in off on; do
+						row="| $n | $rtp | $ri"
+						vals=()
+						onoff=()
+						for b in "${ib[@]}"; do
+							v=$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" avg_us)
+							vals+=("$v")
+							row+=" | $v"
+							onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" avg_us)" \
+								"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" avg_us)")")
+						done
+						apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+							END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
+						echo "$row | $apart | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 					done
-					apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
-						END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
-					echo "$row | $apart | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 				done
 			done
+			echo
 		done
-		echo
 		for b in "${ib[@]}"; do
-			echo "- $b: RESCHED_INELIGIBLE reschedules per run (median, flag on): $(median "boot=$b exp=eevdf nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on" resched) (RUN_TO_PARITY), $(median "boot=$b exp=eevdf nice=0 RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on" resched) (NO_RUN_TO_PARITY); with the flag off: $(median "boot=$b exp=eevdf nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" resched)"
+			for l in hackbench hogs; do
+				[[ -n $(sel "boot=$b exp=eevdf load=$l" resched | head -n1) ]] || continue
+				echo "- $b, $l: RESCHED_INELIGIBLE reschedules per run (median, flag on): $(median "boot=$b exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on" resched) (RUN_TO_PARITY), $(median "boot=$b exp=eevdf load=$l nice=0 RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on" resched) (NO_RUN_TO_PARITY); with the flag off: $(median "boot=$b exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" resched)"
+			done
 		done
 		echo
 		echo "What this mode can show: the scheduling decisions on one runqueue, free of"

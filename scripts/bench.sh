@@ -229,9 +229,11 @@ if want cost; then
 	done
 fi
 if want icount-eevdf; then
-	# 4 columns of at least 7 s of guest time each per repeat, at about
-	# a minute of host time per column: 2 repeats per boot.
-	ereps=2
+	# Per repeat 4 columns beside hackbench (about a minute of host time
+	# each) and 4 beside hogs (about 20 s): 4 repeats per boot, since a
+	# median of 2 moved the hogs' nice 0 and 19 figures 2.6-4.6% between
+	# boots.
+	ereps=4
 	[[ $quick -eq 1 ]] && ereps=1
 	for ((b = 1; b <= nboot; b++)); do
 		boot "icount-eevdf-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$ereps" eevdf

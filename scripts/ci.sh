@@ -75,12 +75,17 @@ host_check() {
 }
 
 need_pkgs shellcheck git quilt
-mapfile -t scripts < <(cd "$REPO" && find scripts .ci -type f \( -name '*.sh' -o -name run \) | sort)
+mapfile -t scripts < <(cd "$REPO" && find scripts lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
 host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
 host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64
+host_check kselftest-tarball "$REPO/scripts/kselftest-tarball.sh" -o "$res"
+# The tarball's check must name a test that the Makefile no longer builds.
+host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/scripts/kselftest-tarball.sh' \
+	-o '$res/kselftest-dropped' x86_64 2>&1) && { echo 'FAIL: built without lb_classify'; exit 1; }
+	grep 'lacks sched/lb_classify' <<<\"\$out\" || { echo \"FAIL: \$out\"; exit 1; }"
 
 "$REPO/scripts/run-tests.sh" -o "$res" || true
 

@@ -12,7 +12,8 @@
 #                          cgroup cases (LB_CLASSIFY)
 #               pipe       perf bench sched pipe -T (SIS_ASYM_PREV)
 #               eevdf      hackbench plus cyclictest at nice -19/0/19,
-#                          RESCHED_INELIGIBLE x RUN_TO_PARITY
+#                          RESCHED_INELIGIBLE x RUN_TO_PARITY; on one CPU
+#                          also 3 hogs in hackbench's place
 #               cost       hackbench, perf bench sched pipe and cyclictest
 #                          on an idle CPU: the kernel at its defaults (the
 #                          patched one or the unpatched base), then each
@@ -30,7 +31,7 @@
 set -u
 
 usage() {
-	sed -n '5,29s/^# \{0,1\}//p' "$0"
+	sed -n '5,30s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
@@ -303,49 +304,86 @@ exp_eevdf() {
 	# cyclictest keeps the shared memory of its threads' stats there.
 	mkdir -p /dev/shm
 	grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm || die "eevdf: no /dev/shm"
-	status "eevdf: hackbench -g 1 -f $fds on CPUs $cpus, cyclictest at nice -19/0/19 for ${secs}s"
+	# The seed's load is hackbench.  On one instruction-counted CPU also
+	# 3 nice-0 hogs: hackbench's pipes interleave differently every run
+	# (its latencies moved up to 78% between two boots), hogs do not, so
+	# their figures repeat across boots.
+	loads=hackbench
+	[ "$(ncpus)" -eq 1 ] && loads="hackbench hogs"
+	status "eevdf: $loads (hackbench -g 1 -f $fds) on CPUs $cpus, cyclictest at nice -19/0/19 for ${secs}s"
 	r=1
 	while [ $r -le "$reps" ]; do
 		cols="RTP-off RTP-on NORTP-off NORTP-on"
 		[ $((r % 2)) -eq 0 ] && cols="NORTP-on NORTP-off RTP-on RTP-off"
-		for col in $cols; do
-			case $col in
-			RTP-*) setf RUN_TO_PARITY on ;;
-			*) setf RUN_TO_PARITY off ;;
-			esac
-			setf RESCHED_INELIGIBLE "${col#*-}"
-			tag=eevdf-$r-$col
-			# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which under
-			# TCG starves the nice 19 cyclictest for tens of seconds.
-			taskset -c $cpus hackbench -g 1 -f $fds -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
-			hb=$!
-			sleep 1
-			r0=$(fstat resched_ineligible)
-			ct=
-			for n in -19 0 19; do
-				# A starved nice 19 thread may see the end of -D late:
-				# SIGINT makes cyclictest print its summary and stop.
-				timeout -s INT $((secs + grace)) taskset -c $cpus nice -n $n \
-					cyclictest -m -q -D "$secs" -i 1000 >"$LOGS/$tag-nice$n.log" 2>&1 &
-				ct="$ct $!"
+		for load in $loads; do
+			for col in $cols; do
+				case $col in
+				RTP-*) setf RUN_TO_PARITY on ;;
+				*) setf RUN_TO_PARITY off ;;
+				esac
+				setf RESCHED_INELIGIBLE "${col#*-}"
+				tag=eevdf-$r-$load-$col
+				hb=
+				ctalign=
+				if [ "$load" = hogs ]; then
+					# Equal hogs settle into one of a few periodic
+					# schedules, chosen by where in the tick period
+					# they start: start them on a whole second and
+					# the cyclictests half a second later, a third
+					# of their period apart, the same phases in
+					# every run.
+					"$SB" align 1000
+					for _ in 1 2 3; do
+						taskset -c $cpus "$SB" hog -a 1000 &
+						hb="$hb $!"
+					done
+					ctalign=500000
+				else
+					# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which
+					# under TCG starves the nice 19 cyclictest for tens of
+					# seconds.
+					taskset -c $cpus hackbench -g 1 -f $fds -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
+					hb=$!
+					sleep 1
+				fi
+				r0=$(fstat resched_ineligible)
+				ct=
+				for n in -19 0 19; do
+					al=
+					if [ -n "$ctalign" ]; then
+						al=--secaligned=$ctalign
+						ctalign=$((ctalign + 333))
+					fi
+					# A starved nice 19 thread may see the end of -D late:
+					# SIGINT makes cyclictest print its summary and stop.
+					timeout -s INT $((secs + grace)) taskset -c $cpus nice -n $n \
+						cyclictest -m -q -D "$secs" -i 1000 $al >"$LOGS/$tag-nice$n.log" 2>&1 &
+					ct="$ct $!"
+				done
+				# shellcheck disable=SC2086 # PIDs, split on purpose
+				wait $ct
+				r1=$(fstat resched_ineligible)
+				# hackbench: the parent and every sender and receiver it forked.
+				if [ "$load" = hogs ]; then
+					# shellcheck disable=SC2086 # PIDs, split on purpose
+					kill $hb
+				else
+					killall hackbench 2>/dev/null
+				fi
+				# shellcheck disable=SC2086 # PIDs, split on purpose
+				wait $hb
+				for n in -19 0 19; do
+					# "Min:    126 Act:18481 Avg:11822 Max:  307671": no
+					# space once a number fills its field.
+					lat=$(sed -n 's/.*Min: *\([0-9]*\).*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/min_us=\1 avg_us=\2 max_us=\3/p' \
+						"$LOGS/$tag-nice$n.log" | tail -n1)
+					record "exp=eevdf rep=$r ncpus=$(ncpus) base_slice_ns=$(cat "$SLICE") load=$load RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
+						"hackbench_fds=$fds" \
+						"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
+						"resched=$((r1 - r0))"
+				done
+				status "eevdf rep $r $load $col done"
 			done
-			# shellcheck disable=SC2086 # PIDs, split on purpose
-			wait $ct
-			r1=$(fstat resched_ineligible)
-			# The parent and every sender and receiver it forked.
-			killall hackbench 2>/dev/null
-			wait "$hb"
-			for n in -19 0 19; do
-				# "Min:    126 Act:18481 Avg:11822 Max:  307671": no
-				# space once a number fills its field.
-				lat=$(sed -n 's/.*Min: *\([0-9]*\).*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/min_us=\1 avg_us=\2 max_us=\3/p' \
-					"$LOGS/$tag-nice$n.log" | tail -n1)
-				record "exp=eevdf rep=$r ncpus=$(ncpus) base_slice_ns=$(cat "$SLICE") RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
-					"hackbench_fds=$fds" \
-					"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
-					"resched=$((r1 - r0))"
-			done
-			status "eevdf rep $r $col done"
 		done
 		r=$((r + 1))
 	done

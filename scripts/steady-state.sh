@@ -10,7 +10,7 @@
 #
 #   -b BOOTS   boots of the same kernel, to show the figures repeat
 #              (default 2)
-#   -r REPS    off/on pairs per setting in each boot (default 5)
+#   -r REPS    off/on pairs per setting in each boot (default 10)
 #   -d SECS    seconds of guest time per run (default 4)
 #   -s SLICES  base slices in ns, comma-separated (default 700000,2800000:
 #              the one-CPU value, which is the flag's quantum, and the
@@ -32,7 +32,7 @@ usage() {
 	sed -n '3,26s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-boots=2 reps=5 secs=4 slices=700000,2800000 hogs=2,3,4,8 res=
+boots=2 reps=10 secs=4 slices=700000,2800000 hogs=2,3,4,8 res=
 while getopts hb:r:d:s:n:o: opt; do
 	case $opt in
 	h) usage 0 ;;

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the sched kselftests with kbuild, as kernel CI farms do, and pack
+# them with the selftests' own gen_tar.
+#
+# Usage: scripts/kselftest-tarball.sh [-h] [-o DIR] [ARCH...]
+#
+#   ARCH     x86_64 and/or arm64 (default: both)
+#   -o DIR   where kselftest-ARCH.tar.gz goes (default results/)
+#   -h       show this help
+#
+# For each ARCH it copies the patched tree's Makefile, scripts/ and tools/
+# to $SCHED_CACHE/kselftest/ARCH/src (the tree itself stays free of build
+# output), then runs
+#
+#   make -C tools/testing/selftests TARGETS=sched ARCH=... CROSS_COMPILE=...
+#        LDFLAGS=-static KHDR_INCLUDES= KSFT_INSTALL_PATH=... gen_tar
+#
+# Static binaries: the tarball runs on a busybox ramdisk as well as on a
+# distribution.  KHDR_INCLUDES is empty: the tests need only the C
+# library's kernel headers (libc6-dev, libc6-dev-arm64-cross), as
+# scripts/build-selftests.sh builds them.  The tarball holds
+# run_kselftest.sh, kselftest-list.txt and sched/ (our five tests, the
+# upstream cs_prctl_test, config and settings).  On a board or VM booted
+# with the patched kernel:
+#
+#   tar -xzf kselftest-x86_64.tar.gz -C /opt/kselftest
+#   cd /opt/kselftest && ./run_kselftest.sh -c sched
+#
+# run_kselftest.sh's runner calls /usr/bin/timeout --foreground, which
+# needs coreutils' timeout (busybox's rejects --foreground).
+#
+# KSFT_DROP=TEST (a mutation, for CI): drop TEST from TEST_GEN_PROGS in
+# the copy; the build must then fail, naming TEST.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	sed -n '3,35s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+outdir=$REPO/results
+while getopts ho: opt; do
+	case $opt in
+	h) usage 0 ;;
+	o) outdir=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+archs=("$@")
+[[ ${#archs[@]} -gt 0 ]] || archs=(x86_64 arm64)
+for a in "${archs[@]}"; do
+	[[ $a == x86_64 || $a == arm64 ]] || die "unknown architecture '$a' (x86_64 or arm64)"
+done
+
+need_pkgs make rsync gcc libc6-dev
+[[ " ${archs[*]} " == *" arm64 "* ]] && need_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+"$REPO/scripts/prepare-tree.sh" >/dev/null
+tree=$(tree_dir)
+mkdir -p "$outdir" || die "cannot create '$outdir'"
+outdir=$(realpath "$outdir")
+
+for a in "${archs[@]}"; do
+	arch_vars "$a"
+	work=$CACHE/kselftest/$a
+	src=$work/src
+	inst=$work/install
+	log=$work/build.log
+	mkdir -p "$src"
+	# --delete: a test dropped from the tree must not survive in the copy.
+	rsync -a --delete "$tree/Makefile" "$tree/scripts" "$tree/tools" "$src/" ||
+		die "cannot copy $tree to $src"
+	if [[ -n ${KSFT_DROP:-} ]]; then
+		mk=$src/tools/testing/selftests/sched/Makefile
+		grep -q "^TEST_GEN_PROGS :=.* $KSFT_DROP\b" "$mk" ||
+			die "KSFT_DROP: $KSFT_DROP is not in TEST_GEN_PROGS of $mk"
+		sed -i "/^TEST_GEN_PROGS :=/s/ $KSFT_DROP\b//" "$mk"
+		progress "mutation: $KSFT_DROP dropped from TEST_GEN_PROGS in $mk"
+	fi
+	rm -rf "$inst"
+	progress "kselftest $a: make TARGETS=sched gen_tar, log $log"
+	make -C "$src/tools/testing/selftests" TARGETS=sched clean >"$log" 2>&1 ||
+		die "make clean failed for $a, see $log"
+	make -C "$src/tools/testing/selftests" TARGETS=sched ARCH="$KARCH" \
+		CROSS_COMPILE="$CROSS" LDFLAGS=-static KHDR_INCLUDES= \
+		KSFT_INSTALL_PATH="$inst" gen_tar >>"$log" 2>&1 ||
+		die "kselftest gen_tar failed for $a, see $log"
+	# What the tarball must hold: a program for each test source this
+	# repository ships, and the upstream cs_prctl_test, each also in
+	# kselftest-list.txt, which run_kselftest.sh runs.  The list comes
+	# from the sources, not from the Makefile, so that a test dropped
+	# from TEST_GEN_PROGS is named here instead of silently not run.
+	tar=$inst/kselftest-packages/kselftest.tar.gz
+	[[ -f $tar ]] || die "gen_tar wrote no $tar, see $log"
+	tests=cs_prctl_test
+	for c in "$REPO"/tools/testing/selftests/sched/*.c; do
+		tests+=" $(basename "$c" .c)"
+	done
+	members=$(tar -tzf "$tar")
+	for t in $tests; do
+		grep -qE "^(\./)?sched/$t\$" <<<"$members" ||
+			die "kselftest-$a.tar.gz lacks sched/$t (is it in TEST_GEN_PROGS of tools/testing/selftests/sched/Makefile?)"
+		grep -qx "sched:$t" "$inst/kselftest-list.txt" ||
+			die "kselftest-list.txt of $a lacks sched:$t"
+	done
+	cp "$tar" "$outdir/kselftest-$a.tar.gz"
+	progress "kselftest $a: $outdir/kselftest-$a.tar.gz ($(du -h "$tar" | cut -f1); tests: $tests)"
+done
