@@ -31,9 +31,9 @@
  *	The "steady state" of equal CPU hogs on one CPU: HOGS threads at
  *	nice 0, pinned to CPU (default: the last one allowed), start on a
  *	multiple of ALIGN_MS (default 100; 0: at once) of CLOCK_MONOTONIC and
- *	spin for SECS reading CLOCK_MONOTONIC.  A step of more than GAP_US (default 150,
- *	more than a tick's interrupt and less than another hog's run)
- *	between two reads is time off the CPU, so the time between two such
+ *	spin for SECS reading CLOCK_MONOTONIC.  A step of more than GAP_US
+ *	(default 150, more than a tick's interrupt and less than another hog's
+ *	run) between two reads is time off the CPU, so the time between two such
  *	gaps is one run.  Prints the number of runs, context switches per
  *	second (runs over all hogs per second), mean, 10th, 50th and 90th
  *	percentile and the longest run in us, the percentage of runs of 1 ms
@@ -335,9 +335,11 @@ static void align_to(int ms)
 
 static int cmd_align(int argc, char **argv)
 {
-	if (argc != 2 || atoi(argv[1]) <= 0)
+	int ms = argc == 2 ? atoi(argv[1]) : 0;
+
+	if (ms <= 0)
 		die("usage: schedbench align MS");
-	align_to(atoi(argv[1]));
+	align_to(ms);
 	return 0;
 }
 

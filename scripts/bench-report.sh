@@ -378,15 +378,16 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 		echo "and three nice-0 CPU hogs (\`schedbench hog\`), whose runs repeat where"
 		echo "hackbench's pipes interleave differently from run to run."
 		echo
+		# The seed's averages (v1's table), beside both loads.
+		declare -A seedavg=([-19 RTP off]=191 [-19 RTP on]=122 [-19 NORTP off]=89 [-19 NORTP on]=66
+			[0 RTP off]=466 [0 RTP on]=277 [0 NORTP off]=289 [0 NORTP on]=257
+			[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
 		for l in hackbench hogs; do
 			[[ -n $(sel "exp=eevdf ncpus=1 load=$l" avg_us | head -n1) ]] || continue
 			echo "Load: $l."
 			echo
 			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${ib[@]}")boots apart (%) | on/off per boot | seed |"
 			echo "|---|---|---|$(printf -- '---|%.0s' "${ib[@]}")---|---|---|"
-			declare -A seedavg=([-19 RTP off]=191 [-19 RTP on]=122 [-19 NORTP off]=89 [-19 NORTP on]=66
-				[0 RTP off]=466 [0 RTP on]=277 [0 NORTP off]=289 [0 NORTP on]=257
-				[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
 			for n in -19 0 19; do
 				for rtp in RTP NORTP; do
 					for ri in off on; do
