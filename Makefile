@@ -19,7 +19,7 @@ help:
 	@echo "                 (SIGNOFF=\"Name <mail>\": add your Signed-off-by)"
 	@echo "make applies     does the series apply (and build, APPLIES_OPTS=-b) on newer Debian"
 	@echo "                 linux-source packages and KSRC? (APPLIES_OPTS: see scripts/check-applies.sh -h)"
-	@echo "make selftests   build the selftests for x86_64 and arm64"
+	@echo "make selftests   build the selftests with kbuild (gen_tar) for x86_64 and arm64, into build/selftests"
 	@echo "make kselftest-tarball"
 	@echo "                 kbuild + gen_tar: results/kselftest-{x86_64,arm64}.tar.gz, for run_kselftest.sh -c sched"
 	@echo "make lava        the x86_64 kselftest tarball as a LAVA job, run here by lava-run (root;"
@@ -29,7 +29,7 @@ help:
 	@echo "make bench       the seed experiments A/B in one boot, report in results/bench-*/summary.md"
 	@echo "                 (BENCH_OPTS=-q: quick mode, as CI runs it)"
 	@echo "make steady      RESCHED_INELIGIBLE's steady state: run lengths of equal hogs on one"
-	@echo "                 instruction-counted vCPU, flag off/on (STEADY_OPTS: scripts/steady-state.sh -h)"
+	@echo "                 instruction-counted vCPU, flag off/on (STEADY_OPTS: bench/steady-state.sh -h)"
 	@echo "make rootfs      the Debian tool userland per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
 	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-7.3),"
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
@@ -63,8 +63,7 @@ applies:
 	scripts/check-applies.sh $(APPLIES_OPTS)
 
 selftests:
-	scripts/build-selftests.sh x86_64 build/selftests/x86_64
-	scripts/build-selftests.sh arm64 build/selftests/arm64
+	scripts/kselftest-tarball.sh -g -o build/selftests
 
 kselftest-tarball:
 	scripts/kselftest-tarball.sh
@@ -81,19 +80,19 @@ lava:
 		"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
 
 shellcheck:
-	shellcheck scripts/*.sh lava/*.sh .ci/run
+	shellcheck scripts/*.sh scripts/guest/*.sh bench/*.sh bench/guest/*.sh stress/*.sh stress/guest/*.sh lava/*.sh .ci/run
 
 STRESS_OPTS ?=
 stress:
-	scripts/stress.sh $(STRESS_OPTS) $(GUESTS)
+	stress/stress.sh $(STRESS_OPTS) $(GUESTS)
 
 BENCH_OPTS ?=
 bench:
-	scripts/bench.sh $(BENCH_OPTS)
+	bench/bench.sh $(BENCH_OPTS)
 
 STEADY_OPTS ?=
 steady:
-	scripts/steady-state.sh $(STEADY_OPTS)
+	bench/steady-state.sh $(STEADY_OPTS)
 
 rootfs:
 	scripts/mk-rootfs.sh x86_64

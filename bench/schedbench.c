@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Workload helpers for scripts/guest-bench.sh, built static per arch.
+ * Workload helpers for bench/guest/bench.sh, built static per arch.
  *
  *   schedbench lu [-t THREADS] [-n ITERS] [-w WORK_US] [-s SAMPLE_MS]
  *                 [-p PID,...]

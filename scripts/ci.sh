@@ -16,18 +16,21 @@
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
 # delays waking tasks, the features cases on one whose features file
 # misbehaves; every test must SKIP on the unpatched base), a short stress
-# of the debug kernel (scripts/stress.sh -q) and the quick benchmark
-# (scripts/bench.sh -q, which asserts that every experiment ran and that
+# of the debug kernel (stress/stress.sh -q) and the quick benchmark
+# (bench/bench.sh -q, which asserts that every experiment ran and that
 # the instruction-counted cost of the series at its defaults stays within
 # 1% of the base: its cost gate).  The last line is "N passed, N failed, N skipped"
 # over all of it; the exit status is 1 when anything failed.  A failed
-# host check does not stop the rest.
+# host check does not stop the rest.  The Debian roots that the stress,
+# the benchmark and the cost mutant need (scripts/mk-rootfs.sh) are made
+# in the background from the start, and waited for (check "rootfs")
+# before the mutation test.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,24s/^# \{0,1\}//p' "$0"
+	sed -n '3,27s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -74,8 +77,20 @@ host_check() {
 	fi
 }
 
-need_pkgs shellcheck git quilt
-mapfile -t scripts < <(cd "$REPO" && find scripts lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
+need_pkgs shellcheck git quilt debootstrap debian-archive-keyring
+# The Debian roots of the benchmark and the stress (debootstrap's
+# downloads, dpkg -x) do not touch the kernel tree: they are made while
+# the series builds, and waited for before the first guest that needs one.
+rootfs_log=$res/host/rootfs-build.log
+("$REPO/scripts/mk-rootfs.sh" x86_64 && "$REPO/scripts/mk-rootfs.sh" arm64) >"$rootfs_log" 2>&1 &
+rootfs_pid=$!
+rootfs_wait() {
+	local rc=0
+	wait "$rootfs_pid" || rc=$?
+	cat "$rootfs_log"
+	return "$rc"
+}
+mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
 host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
@@ -88,11 +103,18 @@ host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/script
 	grep 'lacks sched/lb_classify' <<<\"\$out\" || { echo \"FAIL: \$out\"; exit 1; }"
 
 "$REPO/scripts/run-tests.sh" -o "$res" || true
+# The same for the guest run: a test dropped from TEST_GEN_PROGS, with the
+# tarball's check off, must fail make test's path, named by the summary.
+host_check kselftest-dropped-guest bash -c "KSFT_DROP=lb_classify '$REPO/scripts/run-tests.sh' \
+	-o '$res/kselftest-dropped-guest' x86_64-numa >/dev/null 2>&1 && { echo 'FAIL: passed without lb_classify'; exit 1; }
+	grep \"^FAILED x86_64-numa/lb_classify: .*No such test .sched:lb_classify.\" \
+		'$res/kselftest-dropped-guest/summary.txt' || { echo 'FAIL: lb_classify not named'; exit 1; }"
 
 host_check faults "$REPO/scripts/test-faults.sh"
+host_check rootfs rootfs_wait
 host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
-host_check stress "$REPO/scripts/stress.sh" -q -o "$res/stress"
-host_check bench "$REPO/scripts/bench.sh" -q -o "$res/bench"
+host_check stress "$REPO/stress/stress.sh" -q -o "$res/stress"
+host_check bench "$REPO/bench/bench.sh" -q -o "$res/bench"
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
 progress "CI done"
 tail -n +1 "$res/summary.txt"

@@ -56,3 +56,46 @@ cpulist_expand() {
 	done
 	echo "${out[*]}"
 }
+
+# ktap_split TAP DIR TEST... : split the TAP that run_kselftest.sh printed
+# into DIR/T.tap (the test's own TAP, the runner's "# " taken off) and
+# DIR/T.rc (the exit status the runner's result line gives: 0 for ok,
+# 4 for "# SKIP", 124 for "# TIMEOUT", N for "# exit=N", 1 otherwise)
+# for each TEST.  A TEST with no result line gets a "not ok" T.tap naming
+# it and rc 127, once the run ended (TAP's .rc file is there): a test
+# missing from the install list fails the run.
+ktap_split() {
+	local tap=$1 dir=$2 t
+	shift 2
+	tr -d '\r' <"$tap" | awk -v dir="$dir" '
+		/^# selftests: [^:]+: / {
+			t = $0; sub(/^# selftests: [^:]+: /, "", t)
+			f = dir "/" t ".tap"; printf "" >f; next
+		}
+		/^(not )?ok [0-9]+ selftests: [^:]+: / {
+			n = $0; sub(/^(not )?ok [0-9]+ selftests: [^:]+: /, "", n); sub(/ .*/, "", n)
+			rc = 1
+			if ($1 == "ok") rc = $0 ~ /# *SKIP/ ? 4 : 0
+			else if ($0 ~ /# TIMEOUT/) rc = 124
+			else if (match($0, /# exit=[0-9]+/)) rc = substr($0, RSTART + 7, RLENGTH - 7)
+			print rc >(dir "/" n ".rc")
+			if (n == t) close(f)
+			t = ""; next
+		}
+		t != "" && /^# / { print substr($0, 3) >f }'
+	[[ -f ${tap%.tap}.rc ]] || return 0
+	local why other
+	# What else it said: "No such test 'sched:T'" for a test not in its
+	# kselftest-list.txt, and then it runs none.
+	other=$(tr -d '\r' <"$tap" | grep -m1 -vE '^(#|TAP version|[0-9]+\.\.[0-9]+|(not )?ok [0-9])' || true)
+	for t in "$@"; do
+		[[ -f $dir/$t.rc ]] && continue
+		if grep -q "^No such test 'sched:$t'" "$tap"; then
+			why="run_kselftest.sh: No such test 'sched:$t' (not in its kselftest-list.txt)"
+		else
+			why="no result from run_kselftest.sh -t sched:$t${other:+; it said: $other}"
+		fi
+		echo "not ok 1 $t: $why" >"$dir/$t.tap"
+		echo 127 >"$dir/$t.rc"
+	done
+}

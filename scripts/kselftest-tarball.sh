@@ -4,10 +4,16 @@
 # Build the sched kselftests with kbuild, as kernel CI farms do, and pack
 # them with the selftests' own gen_tar.
 #
-# Usage: scripts/kselftest-tarball.sh [-h] [-o DIR] [ARCH...]
+# Usage: scripts/kselftest-tarball.sh [-h] [-g] [-n] [-o DIR] [ARCH...]
 #
 #   ARCH     x86_64 and/or arm64 (default: both)
 #   -o DIR   where kselftest-ARCH.tar.gz goes (default results/)
+#   -g       also make the guest root for it, for scripts/mk-initramfs.sh:
+#            $SCHED_CACHE/kselftest/ARCH/guest, with the tarball unpacked
+#            as shipped into opt/kselftest and Debian's coreutils timeout
+#            with its C library (printed last, one line per ARCH)
+#   -n       do not check the tarball's list of tests (for the mutation
+#            that shows the guest run naming a test missing from it)
 #   -h       show this help
 #
 # For each ARCH it copies the patched tree's Makefile, scripts/ and tools/
@@ -18,9 +24,12 @@
 #        LDFLAGS=-static KHDR_INCLUDES= KSFT_INSTALL_PATH=... gen_tar
 #
 # Static binaries: the tarball runs on a busybox ramdisk as well as on a
-# distribution.  KHDR_INCLUDES is empty: the tests need only the C
-# library's kernel headers (libc6-dev, libc6-dev-arm64-cross), as
-# scripts/build-selftests.sh builds them.  The tarball holds
+# distribution, and make test's guests carry it in their initramfs with
+# no Debian root over 9p (that root, scripts/mk-rootfs.sh, is a
+# debootstrap of some 330 MB that only the bench and stress need; the
+# test initramfs is 4 MB and boots in seconds).  KHDR_INCLUDES
+# is empty: the tests need only the C library's kernel headers (libc6-dev,
+# libc6-dev-arm64-cross).  The tarball holds
 # run_kselftest.sh, kselftest-list.txt and sched/ (our five tests, the
 # upstream cs_prctl_test, config and settings).  On a board or VM booted
 # with the patched kernel:
@@ -29,22 +38,30 @@
 #   cd /opt/kselftest && ./run_kselftest.sh -c sched
 #
 # run_kselftest.sh's runner calls /usr/bin/timeout --foreground, which
-# needs coreutils' timeout (busybox's rejects --foreground).
+# needs coreutils' timeout (busybox's rejects --foreground): without it no
+# timeout, the settings file's included, applies.  So -g puts coreutils'
+# timeout of ARCH into the guest root (coreutils and libc6 .debs from
+# apt-get download, cached in $SCHED_CACHE/debs).
 #
 # KSFT_DROP=TEST (a mutation, for CI): drop TEST from TEST_GEN_PROGS in
-# the copy; the build must then fail, naming TEST.
+# the copy; the build must then fail, naming TEST (without -n), or the
+# guest run must (with -n).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,35s/^# \{0,1\}//p' "$0"
+	sed -n '3,48s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 outdir=$REPO/results
-while getopts ho: opt; do
+guest=0
+check=1
+while getopts hgno: opt; do
 	case $opt in
 	h) usage 0 ;;
+	g) guest=1 ;;
+	n) check=0 ;;
 	o) outdir=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -62,6 +79,42 @@ need_pkgs make rsync gcc libc6-dev
 tree=$(tree_dir)
 mkdir -p "$outdir" || die "cannot create '$outdir'"
 outdir=$(realpath "$outdir")
+
+# guest_root ARCH TARBALL DIR : DIR/opt/kselftest with TARBALL unpacked,
+# DIR/usr/bin/timeout (coreutils) with its interpreter and libraries.
+guest_root() {
+	local a=$1 tarball=$2 dir=$3 x lib f t to interp p
+	x=$CACHE/debs/x-$a
+	rm -rf "$dir" "$x"
+	mkdir -p "$dir/opt/kselftest" "$dir/usr/bin" "$x"
+	tar -xzf "$tarball" -C "$dir/opt/kselftest" || die "cannot unpack $tarball"
+	for p in coreutils libc6; do
+		dpkg -x "$(deb_get "$p" "$a")" "$x" || die "dpkg -x of $p:$a failed"
+	done
+	cp "$x/usr/bin/timeout" "$dir/usr/bin/timeout"
+	# The interpreter, then each library the program needs, at the
+	# paths the Debian root has them.
+	interp=$(readelf -l "$x/usr/bin/timeout" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
+	[[ -n $interp ]] || die "no interpreter in $a's timeout"
+	for lib in $interp $(readelf -d "$x/usr/bin/timeout" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		f=
+		for f in "$x$lib" "$x"/lib/*-linux-gnu/"$lib" "$x"/usr/lib/*-linux-gnu/"$lib"; do
+			[[ -e $f || -L $f ]] && break
+		done
+		[[ -e $f || -L $f ]] || die "$a: $lib, which timeout needs, is not in libc6"
+		# The file at the path the program asks for; a link inside the
+		# package (absolute ones too) resolved within the package.
+		to=$dir${f#"$x"}
+		while [[ -L $f ]]; do
+			t=$(readlink "$f")
+			if [[ $t == /* ]]; then f=$x$t; else f=$(dirname "$f")/$t; fi
+		done
+		[[ -f $f ]] || die "$a: $lib is a dangling link in libc6"
+		mkdir -p "$(dirname "$to")"
+		cp "$f" "$to"
+	done
+	rm -rf "$x"
+}
 
 for a in "${archs[@]}"; do
 	arch_vars "$a"
@@ -88,6 +141,10 @@ for a in "${archs[@]}"; do
 		CROSS_COMPILE="$CROSS" LDFLAGS=-static KHDR_INCLUDES= \
 		KSFT_INSTALL_PATH="$inst" gen_tar >>"$log" 2>&1 ||
 		die "kselftest gen_tar failed for $a, see $log"
+	# Our tests build with -Wall -Wextra (the selftests Makefile): a
+	# warning in them fails, as it would upstream's review.
+	w=$(grep -E '\.[ch]:[0-9]+(:[0-9]+)?: warning:' "$log" | grep -v 'cs_prctl_test' || true)
+	[[ -z $w ]] || die "warnings building the sched selftests for $a: $(head -n1 <<<"$w") (see $log)"
 	# What the tarball must hold: a program for each test source this
 	# repository ships, and the upstream cs_prctl_test, each also in
 	# kselftest-list.txt, which run_kselftest.sh runs.  The list comes
@@ -101,6 +158,7 @@ for a in "${archs[@]}"; do
 	done
 	members=$(tar -tzf "$tar")
 	for t in $tests; do
+		[[ $check -eq 1 ]] || break
 		grep -qE "^(\./)?sched/$t\$" <<<"$members" ||
 			die "kselftest-$a.tar.gz lacks sched/$t (is it in TEST_GEN_PROGS of tools/testing/selftests/sched/Makefile?)"
 		grep -qx "sched:$t" "$inst/kselftest-list.txt" ||
@@ -108,4 +166,6 @@ for a in "${archs[@]}"; do
 	done
 	cp "$tar" "$outdir/kselftest-$a.tar.gz"
 	progress "kselftest $a: $outdir/kselftest-$a.tar.gz ($(du -h "$tar" | cut -f1); tests: $tests)"
+	[[ $guest -eq 1 ]] && guest_root "$a" "$outdir/kselftest-$a.tar.gz" "$work/guest"
 done
+[[ $guest -eq 0 ]] || for a in "${archs[@]}"; do echo "$CACHE/kselftest/$a/guest"; done

@@ -119,6 +119,40 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed, see $CACHE/apt.log"
 }
 
+# deb_get PKG ARCH : print the path of PKG's .deb for ARCH (x86_64 or
+# arm64), downloaded once with apt-get download into $SCHED_CACHE/debs.
+# For arm64, dpkg's foreign architecture arm64 is added when missing (apt
+# then lists arm64 packages of the machine's own sources).  Progress goes
+# to stderr.
+deb_get() {
+	local pkg=$1 darch debs
+	case $2 in
+	x86_64) darch=amd64 ;;
+	arm64) darch=arm64 ;;
+	*) die "deb_get: unknown architecture '$2'" ;;
+	esac
+	mkdir -p "$CACHE/debs"
+	debs=("$CACHE/debs/${pkg}_"*"_$darch.deb")
+	if [[ ! -f ${debs[-1]} ]]; then
+		if [[ $darch != "$(dpkg --print-architecture)" ]] &&
+		   ! dpkg --print-foreign-architectures | grep -qx "$darch"; then
+			progress "adding dpkg architecture $darch" >&2
+			dpkg --add-architecture "$darch"
+			rm -f "$CACHE/.apt-updated-$darch"
+		fi
+		if [[ $darch != "$(dpkg --print-architecture)" && ! -f $CACHE/.apt-updated-$darch ]]; then
+			apt-get update -qq >/dev/null || die "apt-get update failed"
+			touch "$CACHE/.apt-updated-$darch"
+		fi
+		progress "downloading $pkg:$darch" >&2
+		(cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
+			die "apt-get download $pkg:$darch failed"
+		debs=("$CACHE/debs/${pkg}_"*"_$darch.deb")
+		[[ -f ${debs[-1]} ]] || die "apt-get download left no $pkg .deb for $darch in $CACHE/debs"
+	fi
+	echo "${debs[-1]}"
+}
+
 # Cross prefix and image name per architecture.
 arch_vars() {
 	case $1 in

@@ -8,12 +8,13 @@
 #   ARCH       x86_64 or arm64: which static busybox goes in
 #   OUTFILE    the .cpio.gz to write; OUTFILE.hash records its inputs
 #   EXTRA      DIR       copy DIR's contents over the initramfs root
-#                        (so DIR/tests/foo becomes /tests/foo)
-#              DIR:DEST  copy DIR's contents into DEST (e.g. out:/tests)
+#                        (so DIR/opt/kselftest becomes /opt/kselftest,
+#                        e.g. scripts/kselftest-tarball.sh -g's guest root)
+#              DIR:DEST  copy DIR's contents into DEST (e.g. out:/opt/x)
 #   -f         rebuild even when the inputs have not changed
 #
 # The initramfs holds /bin/busybox (applets installed at boot),
-# scripts/guest-init.sh as /init, /tests and whatever EXTRA adds.  The
+# scripts/guest/init.sh as /init and whatever EXTRA adds.  The
 # x86_64 busybox comes from the host's busybox-static package; the arm64
 # one from busybox-static:arm64, downloaded once with apt-get download
 # (after dpkg --add-architecture arm64) and cached under $SCHED_CACHE/debs.
@@ -23,7 +24,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,20s/^# \{0,1\}//p' "$0"
+	sed -n '3,21s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 force=0
@@ -40,7 +41,7 @@ arch=$1
 outfile=$2
 shift 2
 arch_vars "$arch"
-init=$REPO/scripts/guest-init.sh
+init=$REPO/scripts/guest/init.sh
 [[ -f $init ]] || die "no guest init at $init"
 
 extras=()
@@ -57,7 +58,7 @@ need_pkgs cpio gzip
 
 # busybox_path ARCH : print the path of a static busybox for ARCH.
 busybox_path() {
-	local deb='' dir=$CACHE/busybox-arm64 debs
+	local deb dir=$CACHE/busybox-arm64
 	case $1 in
 	x86_64)
 		need_pkgs busybox-static
@@ -65,26 +66,7 @@ busybox_path() {
 		;;
 	arm64)
 		if [[ ! -x $dir/bin/busybox ]]; then
-			mkdir -p "$CACHE/debs"
-			debs=("$CACHE"/debs/busybox-static_*_arm64.deb)
-			[[ -f ${debs[-1]} ]] && deb=${debs[-1]}
-			if [[ -z $deb ]]; then
-				if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-					progress "adding dpkg architecture arm64" >&2
-					dpkg --add-architecture arm64
-					rm -f "$CACHE/.apt-updated"
-				fi
-				if [[ ! -f $CACHE/.apt-updated-arm64 ]]; then
-					apt-get update -qq >/dev/null || die "apt-get update failed"
-					touch "$CACHE/.apt-updated-arm64"
-				fi
-				progress "downloading busybox-static:arm64" >&2
-				(cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root busybox-static:arm64) >&2 ||
-					die "apt-get download busybox-static:arm64 failed"
-				debs=("$CACHE"/debs/busybox-static_*_arm64.deb)
-				deb=${debs[-1]}
-				[[ -f $deb ]] || die "apt-get download left no busybox-static .deb in $CACHE/debs"
-			fi
+			deb=$(deb_get busybox-static arm64)
 			rm -rf "$dir.tmp"
 			dpkg -x "$deb" "$dir.tmp" || die "dpkg -x $deb failed"
 			rm -rf "$dir"
@@ -126,7 +108,7 @@ fi
 progress "making $arch initramfs $outfile"
 stage=$(mktemp -d "${TMPDIR:-/tmp}/initramfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,root,results,tests,etc}
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,root,results,etc}
 cp "$busybox" "$stage/bin/busybox"
 cp "$init" "$stage/init"
 chmod 755 "$stage/init" "$stage/bin/busybox"

@@ -20,12 +20,13 @@
 #   -x CMD      also run CMD in the guest: a path, arguments after commas
 #   -r ROOTDIR  share ROOTDIR read-only over 9p (tag "tools"), e.g. from
 #               scripts/mk-rootfs.sh; the guest mounts it at /tools and runs
-#               its programs with their own libraries (see guest-init.sh)
+#               its programs with their own libraries (see scripts/guest/init.sh)
 #   -Q SOCKET   open a QMP server on the unix SOCKET (for query-cpus-fast)
 #   -v          copy the guest console to stdout as it comes
 #
-# The console goes to DIR/console.log, each test's output to DIR/TEST.tap
-# and its exit status to DIR/TEST.rc.  The run fails, with one "FAIL GUEST:
+# The console goes to DIR/console.log, run_kselftest.sh's TAP to
+# DIR/kselftest.tap, and from it each test's own TAP to DIR/TEST.tap and
+# its exit status to DIR/TEST.rc.  The run fails, with one "FAIL GUEST:
 # reason" line and exit status 1, on a kernel that is not the last build
 # of KERNEL's O= directory, a kernel panic, a BUG/WARNING/Oops/
 # lockdep/RCU stall/KASAN/UBSAN line, a timeout, a topology mismatch, a
@@ -39,7 +40,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,35s/^# \{0,1\}//p' "$0"
+	sed -n '3,36s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 timeout=300
@@ -89,7 +90,7 @@ outdir=${outdir:-$REPO/results/$GUEST_NAME-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 outdir=$(realpath "$outdir")
 rm -f "$outdir"/{console.log,qemu.log,guest.done,verdict.txt,topology.rc,topology.txt} \
-      "$outdir"/*.tap "$outdir"/*.rc "$outdir"/cmd.out
+      "$outdir"/*.tap "$outdir"/*.rc "$outdir"/cmd.out "$outdir"/kselftest.*
 console=$outdir/console.log
 : >"$console"
 
@@ -116,6 +117,11 @@ if [[ -n ${QEMU_ICOUNT:-} ]]; then
 	[[ $QEMU_ACCEL == tcg,thread=single && $QEMU_SMP == 1 ]] ||
 		die "$GUEST_CONF: QEMU_ICOUNT needs QEMU_ACCEL=tcg,thread=single and QEMU_SMP=1 (with more vCPUs icount fires timers seconds late)"
 	qemu+=(-icount "$QEMU_ICOUNT")
+fi
+# Further options of the guest's own, split on blanks.
+if [[ -n ${QEMU_EXTRA:-} ]]; then
+	read -ra extra <<<"$QEMU_EXTRA"
+	qemu+=("${extra[@]}")
 fi
 [[ -n $rootdir ]] &&
 	qemu+=(-fsdev "local,id=tools,path=$rootdir,security_model=none,readonly=on"
@@ -186,10 +192,12 @@ follow() {
 			;;
 		SCHEDSERIES-TOPOLOGY*|SCHEDSERIES-FAIL*|SCHEDSERIES-GUEST-EXIT*)
 			progress "$GUEST_NAME: ${line#SCHEDSERIES-}" ;;
-		SCHEDSERIES-TEST-START*)
-			progress "$GUEST_NAME: running test $(awk '{print $2}' <<<"$line")" ;;
-		SCHEDSERIES-TEST-END*)
-			progress "$GUEST_NAME: test ${line#SCHEDSERIES-TEST-END }" ;;
+		SCHEDSERIES-KSELFTEST-*)
+			progress "$GUEST_NAME: run_kselftest.sh ${line#SCHEDSERIES-KSELFTEST-}" ;;
+		"SCHEDSERIES-OUT kselftest: # selftests: "*)
+			progress "$GUEST_NAME: running ${line#*# selftests: }" ;;
+		"SCHEDSERIES-OUT kselftest: ok "* | "SCHEDSERIES-OUT kselftest: not ok "*)
+			progress "$GUEST_NAME: ${line#SCHEDSERIES-OUT kselftest: }" ;;
 		*"Kernel panic"*)
 			progress "$GUEST_NAME: ${line#*\] }" ;;
 		esac
@@ -233,6 +241,9 @@ line=$(tr -d '\r' <"$console" | sed -n 's/^SCHEDSERIES-FAIL: topology: //p' | pa
 [[ -n $line ]] && verdict "FAIL $GUEST_NAME: topology mismatch: $line"
 [[ -f $outdir/guest.done ]] ||
 	verdict "FAIL $GUEST_NAME: no guest.done (QEMU exit $rc), guest did not finish"
+# run_kselftest.sh's TAP, test by test.
+# shellcheck disable=SC2086 # the list splits on purpose
+[[ -f $outdir/kselftest.tap ]] && ktap_split "$outdir/kselftest.tap" "$outdir" ${tests//,/ }
 failed=()
 summary=()
 for t in ${tests//,/ } ${guestcmd:+cmd}; do

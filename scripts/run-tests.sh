@@ -13,19 +13,25 @@
 #
 # Environment: KSRC=/path uses that kernel tree instead of Debian's
 # linux-source-7.3; SCHED_CACHE (default /var/cache/schedseries) holds the
-# trees, builds, ccache and initramfs.
+# trees, builds, ccache and initramfs.  KSFT_DROP=TEST (a mutation) drops
+# TEST from the selftests' TEST_GEN_PROGS unchecked, so that the guest
+# run has to name it (scripts/kselftest-tarball.sh -n).
 #
-# RESULTS gets base.txt (base kernel, series hash, git describe), a
-# directory per guest (console.log, TEST.tap, TEST.rc, verdict.txt) and
-# summary.txt.  The last line printed is "N passed, N failed, N skipped"
-# over every test case and every guest boot; the exit status is 1 when
-# anything failed.
+# The selftests are built with kbuild into kselftest-ARCH.tar.gz
+# (scripts/kselftest-tarball.sh), which every guest's initramfs carries
+# unpacked at /opt/kselftest; the guest runs them with run_kselftest.sh
+# (scripts/guest/init.sh).  RESULTS gets base.txt (base kernel, series
+# hash, git describe), the tarballs, a directory per guest (console.log,
+# kselftest.tap as run_kselftest.sh printed it, TEST.tap and TEST.rc split
+# from it, verdict.txt) and summary.txt.  The last line printed is
+# "N passed, N failed, N skipped" over every test case and every guest
+# boot; the exit status is 1 when anything failed.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,23s/^# \{0,1\}//p' "$0"
+	sed -n '3,28s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -54,6 +60,8 @@ res=$(realpath "$res")
 progress "results in $res"
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
+ksft_opts=
+[[ -n ${KSFT_DROP:-} ]] && ksft_opts=-n
 "$REPO/scripts/prepare-tree.sh"
 base_info >"$res/base.txt"
 sed 's/^/  /' "$res/base.txt"
@@ -69,11 +77,11 @@ for a in "${archs[@]}"; do
 		{ cat "$res/build-$a.out"; die "kernel build failed for $a"; }
 	grep -v '^/' "$res/build-$a.out" || true
 	kernel[$a]=$(tail -n1 "$res/build-$a.out")
-	progress "building selftests for $a"
-	run_logged "$res/selftests-$a.log" "$REPO/scripts/build-selftests.sh" "$a" \
-		"$REPO/build/selftests/$a" || die "selftests do not build for $a, log $res/selftests-$a.log"
+	progress "building the kselftest tarball for $a"
+	run_logged "$res/kselftest-$a.log" "$REPO/scripts/kselftest-tarball.sh" -g $ksft_opts \
+		-o "$res" "$a" || die "kselftest tarball failed for $a, log $res/kselftest-$a.log"
 	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
-	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests"
+	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$(tail -n1 "$res/kselftest-$a.log")"
 done
 
 for g in "${guests[@]}"; do

@@ -9,7 +9,8 @@
 #   RESULTS  a results directory from scripts/run-tests.sh or scripts/ci.sh
 #   DIR      subdirectories to count (default: all of them, sorted)
 #
-# Each subdirectory is a guest (verdict.txt, TEST.tap, TEST.rc) or the host
+# Each subdirectory is a guest (verdict.txt, TEST.tap, TEST.rc split from
+# run_kselftest.sh's kselftest.tap by scripts/run-guest.sh) or the host
 # checks (TEST.tap, TEST.rc).  A guest's boot counts as one case: it fails
 # when the run failed for any reason but a failed test (panic, splat,
 # timeout, topology mismatch).  Each TAP "ok"/"not ok" line at the top
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,21s/^# \{0,1\}//p' "$0"
+	sed -n '3,22s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 [[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
@@ -66,6 +67,9 @@ fmt='%-16s %-20s %5s %5s %5s  %s\n'
 		for tap in "$dir"/*.tap; do
 			[[ -f $tap ]] || continue
 			t=$(basename "$tap" .tap)
+			# run_kselftest.sh's whole TAP: counted through the
+			# TEST.tap files split from it.
+			[[ $t == kselftest ]] && continue
 			rc=$(cat "$dir/$t.rc" 2>/dev/null || echo missing)
 			lines=$(tr -d '\r' <"$tap" | grep -E '^(not )?ok [0-9]+' || true)
 			p=0 f=0 s=0 note=

@@ -41,7 +41,7 @@
 # mutant, the ten of the features mutant and the four of the 40-feature
 # kernel.  When the last GUEST is an x86_64 one, last of all the cost
 # mutant: update_curr() spins 64 times on every call, and the cost gate
-# of scripts/bench.sh -q -e cost (patched at defaults against the base,
+# of bench/bench.sh -q -e cost (patched at defaults against the base,
 # on the instruction-counted guest) must fail on the pipe round trip.
 # The plan line comes last.
 set -euo pipefail
@@ -118,9 +118,9 @@ n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
 	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
-	"$REPO/scripts/build-selftests.sh" "$a" "$REPO/build/selftests/$a" >/dev/null
+	groot=$("$REPO/scripts/kselftest-tarball.sh" -g -o "$res" "$a" 2>/dev/null | tail -n1)
 	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
-	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$REPO/build/selftests/$a:/tests" >/dev/null
+	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$groot" >/dev/null
 done
 # result TAP CASE: "ok", "not ok" or "absent", CASE's result in a
 # kselftest TAP file.
@@ -273,7 +273,7 @@ else
 fi
 
 # The cost mutant: work added to a hot path at the defaults, a loop in
-# update_curr().  The quick cost run (scripts/bench.sh -q -e cost, one
+# update_curr().  The quick cost run (bench/bench.sh -q -e cost, one
 # boot each of this kernel and the base on the instruction-counted guest)
 # must fail its gate, and on the pipe round trip at least.
 if [[ $a == x86_64 ]]; then
@@ -286,7 +286,7 @@ if [[ $a == x86_64 ]]; then
 	"$REPO/scripts/build-kernel.sh" x86_64 >/dev/null
 	n=$((n + 1))
 	rc=0
-	"$REPO/scripts/bench.sh" -q -e cost -o "$res/cost-mutant" >"$res/cost-mutant.log" 2>&1 || rc=$?
+	"$REPO/bench/bench.sh" -q -e cost -o "$res/cost-mutant" >"$res/cost-mutant.log" 2>&1 || rc=$?
 	gate=$(grep -h ' FAIL$' "$res/cost-mutant/cost-gate.txt" 2>/dev/null | tr '\n' ';' || true)
 	if [[ $rc -ne 0 && $gate == *pipe_ns_per_op*FAIL* ]]; then
 		echo "ok $n $a cost mutant: the cost gate failed: $gate"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# In-guest half of scripts/steady-state.sh (busybox sh, not bash): the
+# In-guest half of bench/steady-state.sh (busybox sh, not bash): the
 # "steady state" of Peter Zijlstra's objection to rescheduling an
 # ineligible current, measured with RESCHED_INELIGIBLE off and on.
 #

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Turn the raw results of scripts/bench.sh into summary.md and PNG plots.
+# Turn the raw results of bench/bench.sh into summary.md and PNG plots.
 #
-# Usage: scripts/bench-report.sh [-h] RESULTS
+# Usage: bench/bench-report.sh [-h] RESULTS
 #
 # Reads RESULTS/*/bench/raw.txt (one "key=value" line per measurement, see
-# scripts/guest-bench.sh), RESULTS/base.txt and RESULTS/*/throttle.txt.
+# bench/guest/bench.sh), RESULTS/base.txt and RESULTS/*/throttle.txt.
 # For every experiment it writes a table with the median and the spread
 # (min-max) over the repeats, the on/off ratio of the medians and the
 # seed's published figure beside ours, and a plot, RESULTS/EXP.png, with
 # every repeat as a point and the median as a bar.  Nothing is dropped or
 # smoothed: every repeat counts, and a missing figure shows as "-".
 set -euo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
 	sed -n '3,14s/^# \{0,1\}//p' "$0"
@@ -384,17 +384,22 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 			[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
 		for l in hackbench hogs; do
 			[[ -n $(sel "exp=eevdf ncpus=1 load=$l" avg_us | head -n1) ]] || continue
-			echo "Load: $l."
+			# The boots that ran this load.
+			lb=()
+			for b in "${ib[@]}"; do
+				[[ -n $(sel "boot=$b exp=eevdf load=$l" avg_us | head -n1) ]] && lb+=("$b")
+			done
+			echo "Load: $l, $(sel "boot=${lb[0]} exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" rep | sort -u | wc -l) repeats per boot."
 			echo
-			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${ib[@]}")boots apart (%) | on/off per boot | seed |"
-			echo "|---|---|---|$(printf -- '---|%.0s' "${ib[@]}")---|---|---|"
+			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")boots apart (%) | on/off per boot | seed |"
+			echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|"
 			for n in -19 0 19; do
 				for rtp in RTP NORTP; do
 					for ri in off on; do
 						row="| $n | $rtp | $ri"
 						vals=()
 						onoff=()
-						for b in "${ib[@]}"; do
+						for b in "${lb[@]}"; do
 							v=$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" avg_us)
 							vals+=("$v")
 							row+=" | $v"
@@ -481,7 +486,7 @@ if [[ -n $(sel "exp=cost setting=default" pipe_ns_per_op | head -n1) ]]; then
 		done
 		echo
 		if [[ -f $res/cost-gate.txt ]]; then
-			echo "The CI gate (scripts/bench.sh):"
+			echo "The CI gate (bench/bench.sh):"
 			echo
 			sed 's/^/    /' "$res/cost-gate.txt"
 			echo

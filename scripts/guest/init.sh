@@ -12,8 +12,7 @@
 #   schedseries.numa_levels=N      expected NUMA sched domain levels (cpu0)
 #   schedseries.capacity=C,C,...   expected cpu_capacity of cpu0, cpu1, ...
 #   schedseries.asym=0|1           expect SD_ASYM_CPUCAPACITY on some domain
-#   schedseries.tests=T,T,...      run /tests/T for each T
-#   schedseries.timeout=SECS       per-test timeout (default 300)
+#   schedseries.tests=T,T,...      run_kselftest.sh -t sched:T for each T
 #   schedseries.cmd=PATH[,ARG...]  run one more command (commas become
 #                                  spaces); output in /results/cmd.out
 #   schedseries.shell=1            drop to a shell at the end, no reboot
@@ -21,8 +20,11 @@
 #                                  root from scripts/mk-rootfs.sh) at /tools
 #
 # The host's results directory is mounted over 9p (tag "results") at
-# /results.  Each test writes /results/T.tap (stdout and stderr) and
-# /results/T.rc (its exit status, 124 on timeout).  The topology check
+# /results.  The tests are the kselftest install tree (the tarball of
+# scripts/kselftest-tarball.sh, unpacked) at /opt/kselftest, run by its
+# run_kselftest.sh: its TAP goes to /results/kselftest.tap, its exit
+# status to /results/kselftest.rc; the host splits the TAP test by test
+# (guest-lib.sh's ktap_split).  The topology check
 # writes /results/topology.txt and topology.rc.  With schedseries.tools=1
 # the tools share is mounted read-only at /tools with cache=loose (the
 # guest keeps what it read in its page cache: a program started again is
@@ -32,14 +34,16 @@
 # (/tools/usr/bin/hackbench, ...) run as they are; the /tools directories
 # come last in PATH, after busybox's.  At the end /results/guest.done
 # holds "rc=N" and the console gets "SCHEDSERIES-GUEST-EXIT rc=N"; rc is 0
-# when the topology matched and every test passed or skipped (exit 0 or 4).
+# when the topology matched and run_kselftest.sh gave a result for every
+# test asked for, none of them "not ok".
 # Console lines starting with SCHEDSERIES- are what scripts/run-guest.sh
 # parses; test output is echoed as "SCHEDSERIES-OUT T: line" so that the
 # host's scan for kernel badness skips it.
 
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/tests
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+KSFT=/opt/kselftest
 export HOME=/root
 
 mkdir -p /proc /sys /dev /tmp /root /results
@@ -220,20 +224,36 @@ run_one() {
 if [ "$rc" = 0 ]; then
 	outdir=/results
 	[ "$results_ok" = 1 ] || outdir=/tmp
-	tmo=$(arg timeout 300)
-	for t in $(arg tests "" | tr , ' '); do
-		if [ ! -x "/tests/$t" ]; then
-			echo "not ok 1 $t: /tests/$t missing" >"$outdir/$t.tap"
-			echo 127 >"$outdir/$t.rc"
-			fail "test $t: /tests/$t is missing"
-			continue
-		fi
-		run_one "$t" "$outdir/$t.tap" "$outdir/$t.rc" "$tmo" "/tests/$t"
-		case $? in
-		0|4) ;;
-		*) rc=1 ;;
-		esac
-	done
+	tests=$(arg tests "" | tr , ' ')
+	if [ -z "$tests" ]; then
+		:
+	elif [ -x "$KSFT/run_kselftest.sh" ]; then
+		# The way kselftest runs on a farm: run_kselftest.sh of the
+		# installed tree, one -t sched:T per test, its settings
+		# timeout (coreutils' timeout is in the initramfs).  The whole
+		# TAP goes to kselftest.tap, and to the console as it comes.
+		set --
+		for t in $tests; do
+			set -- "$@" -t "sched:$t"
+		done
+		echo "SCHEDSERIES-KSELFTEST-START $* uptime=$(cut -d' ' -f1 /proc/uptime)"
+		{
+			cd "$KSFT" && ./run_kselftest.sh "$@" </dev/null 2>&1
+			echo $? >"$outdir/kselftest.rc"
+			cd /
+		} | tee "$outdir/kselftest.tap" | while IFS= read -r l; do
+			echo "SCHEDSERIES-OUT kselftest: $l"
+		done
+		r=$(cat "$outdir/kselftest.rc" 2>/dev/null || echo missing)
+		echo "SCHEDSERIES-KSELFTEST-END rc=$r uptime=$(cut -d' ' -f1 /proc/uptime)"
+		# What failed is judged on the host, test by test, from the TAP.
+		grep -q '^not ok ' "$outdir/kselftest.tap" && rc=1
+		n=$(grep -cE '^(not )?ok [0-9]' "$outdir/kselftest.tap")
+		[ "$n" = "$(echo "$tests" | wc -w)" ] ||
+			fail "run_kselftest.sh gave $n results for the $(echo "$tests" | wc -w) tests asked for"
+	else
+		fail "no $KSFT/run_kselftest.sh in the initramfs"
+	fi
 	cmd=$(arg cmd "")
 	if [ -n "$cmd" ]; then
 		# shellcheck disable=SC2046 # the split is the point

@@ -5,12 +5,13 @@
 # against on, in the instruction-counted guest (guests/x86_64-icount.conf:
 # one vCPU, guest time follows the instructions executed, not host load).
 #
-# Usage: scripts/steady-state.sh [-h] [-b BOOTS] [-r REPS] [-d SECS]
-#                                [-s SLICES] [-n HOGS] [-o RESULTS]
+# Usage: bench/steady-state.sh [-h] [-b BOOTS] [-r REPS] [-d SECS]
+#                              [-s SLICES] [-n HOGS] [-o RESULTS]
 #
 #   -b BOOTS   boots of the same kernel, to show the figures repeat
 #              (default 2)
-#   -r REPS    off/on pairs per setting in each boot (default 10)
+#   -r REPS    off/on pairs per setting in each boot (default 40: with
+#              10, two hogs' mixture of schedules moved 6% between boots)
 #   -d SECS    seconds of guest time per run (default 4)
 #   -s SLICES  base slices in ns, comma-separated (default 700000,2800000:
 #              the one-CPU value, which is the flag's quantum, and the
@@ -25,14 +26,14 @@
 # distribution (10th, 50th, 90th percentile, mean), and the share of
 # runs of 1 ms or less.
 set -euo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
-	sed -n '3,26s/^# \{0,1\}//p' "$0"
+	sed -n '3,27s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-boots=2 reps=10 secs=4 slices=700000,2800000 hogs=2,3,4,8 res=
+boots=2 reps=40 secs=4 slices=700000,2800000 hogs=2,3,4,8 res=
 while getopts hb:r:d:s:n:o: opt; do
 	case $opt in
 	h) usage 0 ;;
@@ -67,7 +68,7 @@ kernel=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1)
 	echo "mode: boots=$boots reps=$reps secs=$secs slices=$slices hogs=$hogs"
 } >"$res/base.txt"
 build_schedbench x86_64 "$res/bin/schedbench"
-cp "$REPO/scripts/guest-steady.sh" "$res/bin/"
+cp "$REPO/bench/guest/steady.sh" "$res/bin/guest-steady.sh"
 initrd=$CACHE/initramfs-x86_64-steady.cpio.gz
 "$REPO/scripts/mk-initramfs.sh" x86_64 "$initrd" "$res/bin:/bench" >/dev/null
 

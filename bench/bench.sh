@@ -4,7 +4,7 @@
 # Run the seed experiments A/B, flag on against flag off in one boot, and
 # write a report with tables and plots.
 #
-# Usage: scripts/bench.sh [-h] [-q] [-N] [-r REPS] [-e BOOTS] [-o RESULTS]
+# Usage: bench/bench.sh [-h] [-q] [-N] [-r REPS] [-e BOOTS] [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
 #               guest, one boot per kernel for cost and icount-eevdf
@@ -15,7 +15,7 @@
 #               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
 #
-# Boots, each with scripts/guest-bench.sh (see there for the workloads):
+# Boots, each with bench/guest/bench.sh (see there for the workloads):
 #   dynamiq       arm64-dynamiq, multi-threaded TCG: misfit, pipe (the
 #                 seeds' Hikey960 shape)
 #   juno          arm64-juno, multi-threaded TCG: misfit, pipe (the seeds'
@@ -25,9 +25,10 @@
 #                 patched kernel at its defaults and at each flag's
 #                 non-default setting, and the unpatched base kernel,
 #                 booted in turn, 2 boots each (1 with -q)
-#   icount-eevdf  x86_64-icount: eevdf, the 2024 shape on one CPU, 2 boots
-#                 of 2 repeats (1 boot of 1 with -q), to show whether its
-#                 figures repeat
+#   icount-eevdf  x86_64-icount: eevdf, the 2024 shape on one CPU, beside
+#                 hackbench (2 boots of 4 repeats) and beside 3 hogs (2
+#                 boots of 8 repeats), to show whether the figures repeat
+#                 (1 boot of 1 repeat each with -q)
 # The base kernel is the tree with the series popped, built once into
 # $SCHED_CACHE/out/x86_64-base.
 #
@@ -48,16 +49,16 @@
 #
 # RESULTS/GUEST-RUN/ has each boot's console.log and bench/ (raw.txt, the
 # tools' logs); RESULTS/summary.md and RESULTS/*.png are the report
-# (scripts/bench-report.sh).  Exits 1 when a boot or experiment failed;
+# (bench/bench-report.sh).  Exits 1 when a boot or experiment failed;
 # the report is written either way.
 set -euo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=guest-lib.sh
-. "$(dirname "$0")/guest-lib.sh"
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+# shellcheck source=../scripts/guest-lib.sh
+. "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,51s/^# \{0,1\}//p' "$0"
+	sed -n '3,53s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
@@ -179,14 +180,17 @@ trap unthrottle EXIT
 trap 'unthrottle; exit 143' TERM INT
 
 failed=0
+# bopts: options for guest-bench.sh of the next boot, comma-separated.
+bopts=
 # boot NAME GUEST KERNEL ARCH TIMEOUT REPS EXPERIMENT...
 boot() {
 	local name=$1 g=$2 k=$3 a=$4 t=$5 n=$6 dir rc=0 qpid sock
 	shift 6
 	dir=$res/$name
 	mkdir -p "$dir"
-	cp "$REPO/scripts/guest-bench.sh" "$res/bin-$a/schedbench" "$dir/"
-	local args=/results/guest-bench.sh,-r,$n
+	cp "$REPO/bench/guest/bench.sh" "$dir/guest-bench.sh"
+	cp "$res/bin-$a/schedbench" "$dir/"
+	local args=/results/guest-bench.sh,-r,$n${bopts:+,$bopts}
 	[[ $quick -eq 1 ]] && args+=,-q
 	args+=,$(IFS=,; echo "$*")
 	local qopt=()
@@ -229,14 +233,15 @@ if want cost; then
 	done
 fi
 if want icount-eevdf; then
-	# Per repeat 4 columns beside hackbench (about a minute of host time
-	# each) and 4 beside hogs (about 20 s): 4 repeats per boot, since a
-	# median of 2 moved the hogs' nice 0 and 19 figures 2.6-4.6% between
-	# boots.
-	ereps=4
-	[[ $quick -eq 1 ]] && ereps=1
+	# Each load its own boots and repeats: beside hackbench 4 columns of
+	# about a minute of host time per repeat, 4 repeats; beside the hogs
+	# 4 of about 20 s, 8 repeats, since the median of 4 still put the
+	# hogs' figures up to 3.1% apart between boots, of 8 within 2%.
+	hreps=4 oreps=8
+	[[ $quick -eq 1 ]] && hreps=1 oreps=1
 	for ((b = 1; b <= nboot; b++)); do
-		boot "icount-eevdf-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$ereps" eevdf
+		bopts=-L,hackbench boot "icount-eevdf-hackbench-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$hreps" eevdf
+		bopts=-L,hogs boot "icount-eevdf-hogs-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$oreps" eevdf
 	done
 fi
 
@@ -273,6 +278,6 @@ if want cost; then
 	fi
 fi
 
-"$REPO/scripts/bench-report.sh" "$res" || { progress "report failed"; failed=$((failed + 1)); }
+"$REPO/bench/bench-report.sh" "$res" || { progress "report failed"; failed=$((failed + 1)); }
 progress "bench done: $res/summary.md"
 [[ $failed -eq 0 ]] || die "$failed bench boot(s) or gate(s) failed, see $res"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# In-guest stress driver for the debug kernels: scripts/stress.sh runs it
+# In-guest stress driver for the debug kernels: stress/stress.sh runs it
 # with scripts/run-guest.sh -r ROOTFS -x.  POSIX sh, for busybox.
 #
 # Usage: guest-stress.sh [-h] [-d SECS] [-s SEED] [-o OUTFILE]

@@ -4,8 +4,8 @@
 # Stress the series on debug kernels: flag flipping, CPU hotplug, cgroups
 # and affinity changes under load, with zero kernel splats allowed.
 #
-# Usage: scripts/stress.sh [-h] [-q] [-m MIN] [-s SEED] [-t SECS] [-o RESULTS]
-#                          [GUEST...]
+# Usage: stress/stress.sh [-h] [-q] [-m MIN] [-s SEED] [-t SECS] [-o RESULTS]
+#                        [GUEST...]
 #
 #   GUEST       guests/NAME.conf to boot, one after the other (default:
 #               every guest; with -q, arm64-dynamiq)
@@ -22,7 +22,7 @@
 # hung-task panics; plus configs/debug-kasan.config on x86_64 only, as
 # KASAN made the arm64 guest too slow under TCG), the Debian tools root
 # (scripts/mk-rootfs.sh) and a plain initramfs.  Each guest boots with scripts/run-guest.sh -r ROOT and
-# runs scripts/guest-stress.sh (copied to RESULTS/GUEST, the guest's
+# runs stress/guest/stress.sh (copied to RESULTS/GUEST, the guest's
 # /results).  A guest fails on a kernel splat (run-guest.sh's console scan:
 # BUG, WARNING, lockdep, KASAN, UBSAN, RCU stall, Oops), a panic, a
 # timeout, or when the driver fails (a workload without its output, a CPU
@@ -32,10 +32,10 @@
 # one line per guest.  The last line is "N passed, N failed"; the exit
 # status is 1 when a guest failed, after a "FAIL GUEST: reason" line.
 set -euo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=guest-lib.sh
-. "$(dirname "$0")/guest-lib.sh"
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+# shellcheck source=../scripts/guest-lib.sh
+. "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
 	sed -n '3,33s/^# \{0,1\}//p' "$0"
@@ -114,7 +114,7 @@ for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	dir=$res/$g
 	mkdir -p "$dir"
-	cp "$REPO/scripts/guest-stress.sh" "$dir/guest-stress.sh"
+	cp "$REPO/stress/guest/stress.sh" "$dir/guest-stress.sh"
 	rc=0
 	"$REPO/scripts/run-guest.sh" -t $((secs + extra)) -T "" -r "${rootfs[$a]}" -o "$dir" \
 		-x "/results/guest-stress.sh,-d,$secs,-s,$seed" "$g" "${kernel[$a]}" "${initrd[$a]}" ||

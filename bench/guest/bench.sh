@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# In-guest benchmark driver: scripts/bench.sh runs it with
+# In-guest benchmark driver: bench/bench.sh runs it with
 # scripts/run-guest.sh -r ROOTFS -x.  POSIX sh, for busybox.
 #
 # Usage: guest-bench.sh [-h] [-q] [-r REPS] [-o DIR] EXPERIMENT...
@@ -20,6 +20,8 @@
 #                          flag at its non-default setting (patched only)
 #   -q          quick: smaller workloads
 #   -r REPS     repeats of each setting, alternating (default 5)
+#   -L LOADS    eevdf: its loads, comma-separated, from hackbench and hogs
+#               (default hackbench, and hogs too on one CPU)
 #   -o DIR      where results go (default /results/bench)
 #
 # Every measurement is one line of "key=value" words in DIR/raw.txt, with
@@ -31,16 +33,18 @@
 set -u
 
 usage() {
-	sed -n '5,30s/^# \{0,1\}//p' "$0"
+	sed -n '5,32s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
 reps=5
 out=/results/bench
-while getopts hqr:o: opt; do
+loads=
+while getopts hqr:o:L: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
+	L) loads=$(echo "$OPTARG" | tr , ' ') ;;
 	r) reps=$OPTARG ;;
 	o) out=$OPTARG ;;
 	*) usage 2 ;;
@@ -305,11 +309,17 @@ exp_eevdf() {
 	mkdir -p /dev/shm
 	grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm || die "eevdf: no /dev/shm"
 	# The seed's load is hackbench.  On one instruction-counted CPU also
-	# 3 nice-0 hogs: hackbench's pipes interleave differently every run
-	# (its latencies moved up to 78% between two boots), hogs do not, so
-	# their figures repeat across boots.
-	loads=hackbench
-	[ "$(ncpus)" -eq 1 ] && loads="hackbench hogs"
+	# 3 nice-0 hogs: hackbench's pipes interleave differently from run
+	# to run, the hogs' schedule does not.  -L picks the loads.
+	if [ -z "$loads" ]; then
+		loads=hackbench
+		[ "$(ncpus)" -eq 1 ] && loads="hackbench hogs"
+	fi
+	# The tools write their logs to tmpfs while they run and they are
+	# moved to the 9p share after: no 9p round trip, whose length depends
+	# on the host, inside a measured window.
+	TLOGS=/tmp/bench-logs
+	mkdir -p "$TLOGS" || die "eevdf: no $TLOGS"
 	status "eevdf: $loads (hackbench -g 1 -f $fds) on CPUs $cpus, cyclictest at nice -19/0/19 for ${secs}s"
 	r=1
 	while [ $r -le "$reps" ]; do
@@ -324,7 +334,7 @@ exp_eevdf() {
 				setf RESCHED_INELIGIBLE "${col#*-}"
 				tag=eevdf-$r-$load-$col
 				hb=
-				ctalign=
+				ctalign=500000
 				if [ "$load" = hogs ]; then
 					# Equal hogs settle into one of a few periodic
 					# schedules, chosen by where in the tick period
@@ -337,27 +347,23 @@ exp_eevdf() {
 						taskset -c $cpus "$SB" hog -a 1000 &
 						hb="$hb $!"
 					done
-					ctalign=500000
 				else
 					# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which
 					# under TCG starves the nice 19 cyclictest for tens of
-					# seconds.
-					taskset -c $cpus hackbench -g 1 -f $fds -l 100000000 >"$LOGS/$tag-hackbench.log" 2>&1 &
+					# seconds.  Started on a whole second too.
+					"$SB" align 1000
+					taskset -c $cpus hackbench -g 1 -f $fds -l 100000000 >"$TLOGS/$tag-hackbench.log" 2>&1 &
 					hb=$!
-					sleep 1
 				fi
 				r0=$(fstat resched_ineligible)
 				ct=
 				for n in -19 0 19; do
-					al=
-					if [ -n "$ctalign" ]; then
-						al=--secaligned=$ctalign
-						ctalign=$((ctalign + 333))
-					fi
+					al=--secaligned=$ctalign
+					ctalign=$((ctalign + 333))
 					# A starved nice 19 thread may see the end of -D late:
 					# SIGINT makes cyclictest print its summary and stop.
 					timeout -s INT $((secs + grace)) taskset -c $cpus nice -n $n \
-						cyclictest -m -q -D "$secs" -i 1000 $al >"$LOGS/$tag-nice$n.log" 2>&1 &
+						cyclictest -m -q -D "$secs" -i 1000 $al >"$TLOGS/$tag-nice$n.log" 2>&1 &
 					ct="$ct $!"
 				done
 				# shellcheck disable=SC2086 # PIDs, split on purpose
@@ -372,6 +378,7 @@ exp_eevdf() {
 				fi
 				# shellcheck disable=SC2086 # PIDs, split on purpose
 				wait $hb
+				mv "$TLOGS"/* "$LOGS/" || die "eevdf: cannot move $TLOGS to $LOGS"
 				for n in -19 0 19; do
 					# "Min:    126 Act:18481 Avg:11822 Max:  307671": no
 					# space once a number fills its field.
