@@ -17,8 +17,9 @@
 # The default variant links a full image after each patch.  The other two
 # compile kernel/sched/, where every change of the series lives, so their
 # #ifdef branches are checked without two more full builds per patch.
-# After a patch that touches only Documentation/ and tools/ nothing is
-# built: every input of the kernel build is the previous patch's.
+# After a patch that touches only Documentation/ and
+# tools/testing/selftests/ nothing is built: every input of the kernel
+# build is the previous patch's.
 # The tree is left with the whole series applied.  Without git history in
 # the tree checkpatch cannot resolve commit ids, so UNKNOWN_COMMIT_ID is
 # ignored there (the ids in the changelogs were checked against upstream).
@@ -27,7 +28,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,24s/^# \{0,1\}//p' "$0"
+	sed -n '3,25s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 only_checkpatch=0
@@ -90,10 +91,13 @@ n=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
 	"$REPO/scripts/prepare-tree.sh" -n "$n" >/dev/null
-	# A patch that touches only Documentation/ and tools/ leaves every
-	# input of the kernel build as the patch before left it.
-	if ! grep '^+++ b/' "patches/$p" | grep -qvE '^\+\+\+ b/(Documentation|tools)/'; then
-		progress "bisect ok: $n/${#patches[@]} $p (Documentation/ and tools/ only: the kernel build is the previous patch's)"
+	# A patch whose files (both sides of each diff, and the new files
+	# it installs) are all under Documentation/ and the selftests
+	# leaves every input of the kernel build as the patch before did.
+	if ! { sed -n 's|^diff --git a/\([^ ]*\) b/\(.*\)$|\1\n\2|p' "patches/$p"
+	       awk -v p="$p" '$1 == p { for (i = 2; i <= NF; i++) print $i }' "$REPO/patches/new-files"; } |
+	     grep -qvE '^(Documentation|tools/testing/selftests)/'; then
+		progress "bisect ok: $n/${#patches[@]} $p (Documentation/ and the selftests only: the kernel build is the previous patch's)"
 		continue
 	fi
 	for a in "${archs[@]}"; do

@@ -84,6 +84,9 @@ need_pkgs shellcheck git quilt debootstrap debian-archive-keyring
 rootfs_log=$res/host/rootfs-build.log
 ("$REPO/scripts/mk-rootfs.sh" x86_64 && "$REPO/scripts/mk-rootfs.sh" arm64) >"$rootfs_log" 2>&1 &
 rootfs_pid=$!
+# Not left running when CI ends early: the next run's mk-rootfs.sh would
+# share its .tmp directory.
+trap 'kill "$rootfs_pid" 2>/dev/null || true' EXIT
 rootfs_wait() {
 	local rc=0
 	wait "$rootfs_pid" || rc=$?

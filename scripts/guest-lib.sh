@@ -67,17 +67,25 @@ cpulist_expand() {
 ktap_split() {
 	local tap=$1 dir=$2 t
 	shift 2
+	# The runner prints a header only after the previous result line, so
+	# a header inside a test is the test's own output.  A test whose
+	# last line has no newline gets the result line appended to it.
 	tr -d '\r' <"$tap" | awk -v dir="$dir" '
-		/^# selftests: [^:]+: / {
+		t == "" && /^# selftests: [^:]+: / {
 			t = $0; sub(/^# selftests: [^:]+: /, "", t)
 			f = dir "/" t ".tap"; printf "" >f; next
 		}
-		/^(not )?ok [0-9]+ selftests: [^:]+: / {
-			n = $0; sub(/^(not )?ok [0-9]+ selftests: [^:]+: /, "", n); sub(/ .*/, "", n)
+		match($0, /(not )?ok [0-9]+ selftests: [^:]+: /) && (RSTART == 1 || t != "") {
+			if (RSTART > 1) {
+				pre = substr($0, 1, RSTART - 1)
+				if (pre ~ /^# /) print substr(pre, 3) >f
+			}
+			r = substr($0, RSTART)
+			n = r; sub(/^(not )?ok [0-9]+ selftests: [^:]+: /, "", n); sub(/ .*/, "", n)
 			rc = 1
-			if ($1 == "ok") rc = $0 ~ /# *SKIP/ ? 4 : 0
-			else if ($0 ~ /# TIMEOUT/) rc = 124
-			else if (match($0, /# exit=[0-9]+/)) rc = substr($0, RSTART + 7, RLENGTH - 7)
+			if (r ~ /^ok/) rc = r ~ /# *SKIP/ ? 4 : 0
+			else if (r ~ /# TIMEOUT/) rc = 124
+			else if (match(r, /# exit=[0-9]+/)) rc = substr(r, RSTART + 7, RLENGTH - 7)
 			print rc >(dir "/" n ".rc")
 			if (n == t) close(f)
 			t = ""; next
@@ -95,7 +103,7 @@ ktap_split() {
 		else
 			why="no result from run_kselftest.sh -t sched:$t${other:+; it said: $other}"
 		fi
-		echo "not ok 1 $t: $why" >"$dir/$t.tap"
+		echo "not ok 1 $t: $why" >>"$dir/$t.tap"
 		echo 127 >"$dir/$t.rc"
 	done
 }

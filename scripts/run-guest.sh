@@ -192,6 +192,10 @@ follow() {
 			;;
 		SCHEDSERIES-TOPOLOGY*|SCHEDSERIES-FAIL*|SCHEDSERIES-GUEST-EXIT*)
 			progress "$GUEST_NAME: ${line#SCHEDSERIES-}" ;;
+		SCHEDSERIES-TEST-START*)
+			progress "$GUEST_NAME: running $(awk '{print $2}' <<<"$line")" ;;
+		SCHEDSERIES-TEST-END*)
+			progress "$GUEST_NAME: ${line#SCHEDSERIES-TEST-END }" ;;
 		SCHEDSERIES-KSELFTEST-*)
 			progress "$GUEST_NAME: run_kselftest.sh ${line#SCHEDSERIES-KSELFTEST-}" ;;
 		"SCHEDSERIES-OUT kselftest: # selftests: "*)
@@ -214,6 +218,10 @@ trap - EXIT
 follow
 wall=$(since "$start")
 progress "$GUEST_NAME: QEMU exited with $rc after ${wall}s"
+# run_kselftest.sh's TAP, test by test, before any verdict: a run that
+# fails on a splat or a timeout keeps the results of its tests.
+# shellcheck disable=SC2086 # the list splits on purpose
+[[ -f $outdir/kselftest.tap ]] && ktap_split "$outdir/kselftest.tap" "$outdir" ${tests//,/ }
 
 # The judgement, most telling reason first.
 clean=$(tr -d '\r' <"$console" | grep -v '^SCHEDSERIES-' || true)
@@ -241,9 +249,6 @@ line=$(tr -d '\r' <"$console" | sed -n 's/^SCHEDSERIES-FAIL: topology: //p' | pa
 [[ -n $line ]] && verdict "FAIL $GUEST_NAME: topology mismatch: $line"
 [[ -f $outdir/guest.done ]] ||
 	verdict "FAIL $GUEST_NAME: no guest.done (QEMU exit $rc), guest did not finish"
-# run_kselftest.sh's TAP, test by test.
-# shellcheck disable=SC2086 # the list splits on purpose
-[[ -f $outdir/kselftest.tap ]] && ktap_split "$outdir/kselftest.tap" "$outdir" ${tests//,/ }
 failed=()
 summary=()
 for t in ${tests//,/ } ${guestcmd:+cmd}; do

@@ -118,7 +118,7 @@ n=0 nfail=0
 declare -A kernel initrd
 for a in "${archs[@]}"; do
 	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tail -n1)
-	groot=$("$REPO/scripts/kselftest-tarball.sh" -g -o "$res" "$a" 2>/dev/null | tail -n1)
+	groot=$("$REPO/scripts/kselftest-tarball.sh" -g -o "$res" "$a" | tail -n1)
 	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
 	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$groot" >/dev/null
 done

@@ -241,7 +241,7 @@ if [ "$rc" = 0 ]; then
 			cd "$KSFT" && ./run_kselftest.sh "$@" </dev/null 2>&1
 			echo $? >"$outdir/kselftest.rc"
 			cd /
-		} | tee "$outdir/kselftest.tap" | while IFS= read -r l; do
+		} | tee "$outdir/kselftest.tap" | while IFS= read -r l || [ -n "$l" ]; do
 			echo "SCHEDSERIES-OUT kselftest: $l"
 		done
 		r=$(cat "$outdir/kselftest.rc" 2>/dev/null || echo missing)
