@@ -81,17 +81,27 @@ need_pkgs shellcheck git quilt debootstrap debian-archive-keyring
 # The Debian roots of the benchmark and the stress (debootstrap's
 # downloads, dpkg -x) do not touch the kernel tree: they are made while
 # the series builds, and waited for before the first guest that needs one.
+# Its exit status goes to a file: bash forgets a background job's status
+# once enough other children have come and gone ("wait: pid N is not a
+# child of this shell" after the guest runs).
 rootfs_log=$res/host/rootfs-build.log
-("$REPO/scripts/mk-rootfs.sh" x86_64 && "$REPO/scripts/mk-rootfs.sh" arm64) >"$rootfs_log" 2>&1 &
+rm -f "$rootfs_log.rc"
+{
+	rc=0
+	"$REPO/scripts/mk-rootfs.sh" x86_64 && "$REPO/scripts/mk-rootfs.sh" arm64 || rc=$?
+	echo "$rc" >"$rootfs_log.rc"
+} >"$rootfs_log" 2>&1 &
 rootfs_pid=$!
 # Not left running when CI ends early: the next run's mk-rootfs.sh would
 # share its .tmp directory.
 trap 'kill "$rootfs_pid" 2>/dev/null || true' EXIT
 rootfs_wait() {
-	local rc=0
-	wait "$rootfs_pid" || rc=$?
+	while [[ ! -f $rootfs_log.rc ]] && kill -0 "$rootfs_pid" 2>/dev/null; do
+		sleep 2
+	done
 	cat "$rootfs_log"
-	return "$rc"
+	[[ $(cat "$rootfs_log.rc" 2>/dev/null) == 0 ]] ||
+		{ echo "error: the Debian roots were not made (exit $(cat "$rootfs_log.rc" 2>/dev/null || echo 'unknown: killed?'))"; return 1; }
 }
 mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
 host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
