@@ -199,10 +199,14 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 		echo "workers ran, per node.  Cannot show: completion times free of host noise."
 		echo
 		echo "x86_64-numa (4 nodes x 2 CPUs).  A barrier-synchronised stand-in for lu.C"
-		echo "(bench/schedbench.c lu: N-2 workers, 3 ms of CPU per iteration) with 2"
-		echo "CPU hogs; GROUP puts the hogs in their own cgroup, NORMAL in the"
-		echo "workers' one.  Workers per node are sampled every 100 ms (last CPU of"
-		echo "each worker, as ps did in the seed); \"imbalance\" is max - min of them."
+		echo "(bench/schedbench.c lu -S: N-2 workers, 3 ms of CPU per iteration, a"
+		echo "spinning barrier) with 2 CPU hogs; the workers' cgroup has cpu.weight 1,"
+		echo "so that a worker's load is below a node's CPU count as the lu threads'"
+		echo "was in the seed; GROUP puts the hogs in their own cgroup (weight 100),"
+		echo "NORMAL in the workers' one.  Workers per node are sampled every 100 ms"
+		echo "(last CPU of each worker, as ps did in the seed); \"imbalance\" is max - min"
+		echo "of them, \"node changes\" how often a worker was on another node than at"
+		echo "the sample before."
 		echo
 		echo "| case | | LB_CLASSIFY on | LB_CLASSIFY off | on/off | seed after (v5.5) | seed before |"
 		echo "|---|---|---|---|---|---|---|"
@@ -215,6 +219,7 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 			echo "| $c | workers per node (mean) | $(pernode "exp=lu case=$c LB_CLASSIFY=on" workers_per_node) | $(pernode "exp=lu case=$c LB_CLASSIFY=off" workers_per_node) | | $sa | $sb |"
 			echo "| $c | hogs per node (mean) | $(pernode "exp=lu case=$c LB_CLASSIFY=on" hogs_per_node) | $(pernode "exp=lu case=$c LB_CLASSIFY=off" hogs_per_node) | | | |"
 			echo "| $c | imbalance (workers) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=on" imbalance) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance) | | | |"
+			echo "| $c | node changes (workers) | $(cell "exp=lu case=$c LB_CLASSIFY=on" worker_node_moves) | $(cell "exp=lu case=$c LB_CLASSIFY=off" worker_node_moves) | | | |"
 			echo "| $c | time (s) | $(cell "exp=lu case=$c LB_CLASSIFY=on" time) | $(cell "exp=lu case=$c LB_CLASSIFY=off" time) | $(ratio "$(median "exp=lu case=$c LB_CLASSIFY=on" time)" "$(median "exp=lu case=$c LB_CLASSIFY=off" time)") | | |"
 			echo "| $c | iterations/s | $(cell "exp=lu case=$c LB_CLASSIFY=on" ops_per_s) | $(cell "exp=lu case=$c LB_CLASSIFY=off" ops_per_s) | $(ratio "$(median "exp=lu case=$c LB_CLASSIFY=on" ops_per_s)" "$(median "exp=lu case=$c LB_CLASSIFY=off" ops_per_s)") | | |"
 		done
@@ -222,13 +227,14 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 		for c in GROUP NORMAL; do
 			sep "$c time, on vs off" "exp=lu case=$c LB_CLASSIFY=on" "exp=lu case=$c LB_CLASSIFY=off" time
 			sep "$c imbalance, on vs off" "exp=lu-imb case=$c LB_CLASSIFY=on" "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance
+			sep "$c node changes, on vs off" "exp=lu case=$c LB_CLASSIFY=on" "exp=lu case=$c LB_CLASSIFY=off" worker_node_moves
 		done
 		echo
 		echo "Limits: the seed ran 76 threads on 4 x 20 CPUs, where the pre-v5.5"
 		echo "avg_load policy left 30-34 threads on two nodes and 5-9 on the others."
-		echo "Here 6 workers and 2 hogs fill 8 vCPUs on 2 host CPUs: one thread per"
-		echo "CPU leaves the two policies few different choices, and the barrier"
-		echo "waits for the slowest vCPU thread, which the host decides."
+		echo "Here 6 workers and 2 hogs fill 8 vCPUs on 2 host CPUs, and the barrier"
+		echo "waits for the slowest vCPU thread, which the host decides: completion"
+		echo "times carry host noise, placement and node changes do not."
 		echo
 		echo "![lu](lu.png)"
 		echo

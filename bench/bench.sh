@@ -10,7 +10,8 @@
 #               guest, one boot per kernel for cost and icount-eevdf
 #   -N          do not slow the little vCPUs down on the host (declared
 #               capacity only)
-#   -r REPS     repeats of each flag setting, alternating (default 5)
+#   -r REPS     repeats of each flag setting, alternating (default 5, 2
+#               with -q)
 #   -e BOOTS    only these boots, comma-separated names from the list
 #               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
@@ -58,12 +59,12 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,53s/^# \{0,1\}//p' "$0"
+	sed -n '3,54s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
 throttle=1
-reps=5
+reps=
 res=
 only=
 while getopts hqNr:e:o: opt; do
@@ -79,6 +80,9 @@ while getopts hqNr:e:o: opt; do
 done
 shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
+# Quick (CI) asks only that every experiment runs: two repeats, one of
+# each order of the settings.
+[[ -n $reps ]] || { reps=5; [[ $quick -eq 1 ]] && reps=2; }
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
 all_boots=",dynamiq,juno,numa,cost,icount-eevdf,"
 for b in ${only//,/ }; do

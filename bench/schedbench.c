@@ -2,14 +2,16 @@
 /*
  * Workload helpers for bench/guest/bench.sh, built static per arch.
  *
- *   schedbench lu [-t THREADS] [-n ITERS] [-w WORK_US] [-s SAMPLE_MS]
+ *   schedbench lu [-S] [-t THREADS] [-n ITERS] [-w WORK_US] [-s SAMPLE_MS]
  *                 [-p PID,...]
  *	A stand-in for NPB lu.C (not in Debian): THREADS workers each burn
- *	WORK_US of their own CPU time, then meet at a pthread barrier, ITERS
+ *	WORK_US of their own CPU time, then meet at a pthread barrier (with
+ *	-S a spinning one, as OpenMP threads spin while they wait), ITERS
  *	times.  The main thread samples, every SAMPLE_MS, the CPU each worker
- *	(and each PID given with -p, all its threads) last ran on and counts
+ *	(and each single-threaded PID given with -p) last ran on and counts
  *	them per NUMA node, as the 2019 thread's "ps numa hist" did.  Prints
- *	one line: time, iterations per second and the average per node.
+ *	one line: time, iterations per second, the average per node and how
+ *	often, from one sample to the next, a worker or a PID changed node.
  *
  *   schedbench hog [-a ALIGN_MS]
  *	Spin until killed; with -a, from the next multiple of ALIGN_MS of
@@ -185,31 +187,11 @@ static bool task_cpu(pid_t pid, pid_t tid, char *state, int *cpu)
 	return *cpu >= 0 && *cpu < MAX_CPUS;
 }
 
-/* Count every thread of PID per node into hist[]. */
-static void sample_pid(pid_t pid, double *hist)
-{
-	char path[64], state;
-	struct dirent *d;
-	DIR *dir;
-	int cpu;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		if (task_cpu(pid, atoi(d->d_name), &state, &cpu))
-			hist[cpu_node[cpu]] += 1;
-	}
-	closedir(dir);
-}
-
 /* ---- lu ---- */
 
 static pthread_barrier_t lu_start, lu_barrier;
-static int lu_iters = 200, lu_work_us = 3000;
+static int lu_iters = 200, lu_work_us = 3000, lu_spin, lu_threads;
+static unsigned int lu_arrived, lu_gen;
 static pid_t lu_tids[MAX_PIDS];
 
 static void burn_cpu_us(int us)
@@ -233,6 +215,18 @@ static void *lu_worker(void *arg)
 	pthread_barrier_wait(&lu_start);
 	for (i = 0; i < lu_iters; i++) {
 		burn_cpu_us(lu_work_us);
+		if (lu_spin) {
+			unsigned int gen = __atomic_load_n(&lu_gen, __ATOMIC_ACQUIRE);
+
+			if (__atomic_add_fetch(&lu_arrived, 1, __ATOMIC_ACQ_REL) == (unsigned int)lu_threads) {
+				__atomic_store_n(&lu_arrived, 0, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&lu_gen, 1, __ATOMIC_RELEASE);
+			} else {
+				while (__atomic_load_n(&lu_gen, __ATOMIC_ACQUIRE) == gen)
+					;
+			}
+			continue;
+		}
 		pthread_barrier_wait(&lu_barrier);
 	}
 	return NULL;
@@ -258,13 +252,17 @@ static int cmd_lu(int argc, char **argv)
 	pthread_t th[MAX_PIDS + 1] = { 0 }, joiner;
 	int threads = 6, sample_ms = 100, nhog = 0, nsamples = 0;
 	pid_t hogs[MAX_PIDS];
+	int wlast[MAX_PIDS], hlast[MAX_PIDS], wmoves = 0, hmoves = 0;
 	double t0, t1;
 	char state;
 	int opt, cpu;
 	long i;
 
-	while ((opt = getopt(argc, argv, "t:n:w:s:p:")) != -1) {
+	for (i = 0; i < MAX_PIDS; i++)
+		wlast[i] = hlast[i] = -1;
+	while ((opt = getopt(argc, argv, "t:n:w:s:p:S")) != -1) {
 		switch (opt) {
+		case 'S': lu_spin = 1; break;
 		case 't': threads = atoi(optarg); break;
 		case 'n': lu_iters = atoi(optarg); break;
 		case 'w': lu_work_us = atoi(optarg); break;
@@ -278,6 +276,7 @@ static int cmd_lu(int argc, char **argv)
 		errno = 0;
 		die("lu: bad arguments");
 	}
+	lu_threads = threads;
 	read_nodes();
 	/* lu_start lets the main thread start the clock with the workers. */
 	if (pthread_barrier_init(&lu_start, NULL, threads + 1) ||
@@ -295,10 +294,20 @@ static int cmd_lu(int argc, char **argv)
 		if (lu_done)
 			break;
 		for (i = 0; i < threads; i++)
-			if (task_cpu(getpid(), lu_tids[i], &state, &cpu))
+			if (task_cpu(getpid(), lu_tids[i], &state, &cpu)) {
 				whist[cpu_node[cpu]] += 1;
-		for (i = 0; i < nhog; i++)
-			sample_pid(hogs[i], hhist);
+				if (wlast[i] >= 0 && wlast[i] != cpu_node[cpu])
+					wmoves++;
+				wlast[i] = cpu_node[cpu];
+			}
+		for (i = 0; i < nhog; i++) {
+			if (task_cpu(hogs[i], hogs[i], &state, &cpu)) {
+				hhist[cpu_node[cpu]] += 1;
+				if (hlast[i] >= 0 && hlast[i] != cpu_node[cpu])
+					hmoves++;
+				hlast[i] = cpu_node[cpu];
+			}
+		}
 		nsamples++;
 	}
 	t1 = now();
@@ -312,7 +321,7 @@ static int cmd_lu(int argc, char **argv)
 	printf(" hogs_per_node=");
 	for (i = 0; i < nr_nodes; i++)
 		printf("%s%.2f", i ? "/" : "", nsamples ? hhist[i] / nsamples : 0);
-	printf("\n");
+	printf(" worker_node_moves=%d hog_node_moves=%d\n", wmoves, hmoves);
 	return 0;
 }
 
