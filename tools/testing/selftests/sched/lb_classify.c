@@ -25,9 +25,9 @@
  * takes either.
  * So in GROUP: with LB_CLASSIFY each node must carry its share of tasks
  * within one task or half its share, whichever is larger, and the
- * workers may change node at most once per 50 samples; with
- * NO_LB_CLASSIFY they must change node at least once per 20 samples, or
- * the nodes must hold at least half a task more than their CPUs.
+ * workers may change node less than 0.12 times per sample; with
+ * NO_LB_CLASSIFY they must change node at least that often, or the nodes
+ * must hold at least half a task more than their CPUs.
  * NORMAL (hogs and workers with the same weight) is run with LB_CLASSIFY
  * only and checks the share.  The lb_avg_load_fallback and lb_busiest_*
  * counters are reported, not asserted.
@@ -46,15 +46,16 @@
 #define MAX_NODES	64
 #define CGROUP2_MAGIC	0x63677270
 #define SYSFS_MAGIC_NR	0x62656572
-/* Worker node changes per sample: at most ON_MAX_MOVES with LB_CLASSIFY, */
-#define ON_MAX_MOVES	0.02
 /*
- * without it at least OFF_MIN_MOVES, or OFF_MIN_EXCESS tasks above their
- * node's CPU count (measured: 0 with it; without it 0.24-0.60 changes
- * per sample; the earlier port 0.19-0.60, or 3.3-4 tasks too many on one
- * node).
+ * Worker node changes per sample: below ON_MAX_MOVES with LB_CLASSIFY,
+ * and without it at least OFF_MIN_MOVES, or OFF_MIN_EXCESS tasks above
+ * their node's CPU count.  Measured with it: 0 in 10 runs, 0.051 in one
+ * CI run, 0-0.03 in the bench's 5; without it: 0.24-0.60 in 10 runs,
+ * 0.45 in CI, 0.37-0.51 in the bench's 5 (the earlier port 0.19-0.60,
+ * or 3.3-4 tasks too many on one node).
  */
-#define OFF_MIN_MOVES	0.05
+#define ON_MAX_MOVES	0.12
+#define OFF_MIN_MOVES	0.12
 #define OFF_MIN_EXCESS	0.5
 
 static const char *const needed_flags[] = { "LB_CLASSIFY", NULL };
@@ -416,8 +417,8 @@ TEST_F(lb, spread)
 		goto out;
 	}
 	if (variant->group) {
-		EXPECT_GE(ON_MAX_MOVES, rate)
-			TH_LOG("LB_CLASSIFY: workers changed node %.3f times per sample, expected at most %.2f",
+		EXPECT_GT(ON_MAX_MOVES, rate)
+			TH_LOG("LB_CLASSIFY: workers changed node %.3f times per sample, expected less than %.2f",
 			       rate, ON_MAX_MOVES);
 	}
 	for (node = 0; node < MAX_NODES; node++) {
