@@ -187,10 +187,12 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 		sel "$1" "$2" | awk -F/ '{ for (i = 1; i <= NF; i++) s[i] += $i; n++; if (NF > m) m = NF }
 			END { if (!n) { print "-"; exit } for (i = 1; i <= m; i++) printf "%s%.2f", (i > 1 ? " / " : ""), s[i] / n; print "" }'
 	}
-	# imbalance per run: max - min of the workers per node.
-	awk '/exp=lu / { for (i = 1; i <= NF; i++) if ($i ~ /^workers_per_node=/) { split(substr($i, 18), v, "/")
+	# imbalance per run: max - min over the nodes of the tasks (workers
+	# and hogs) per node; with one task per CPU it is 0.
+	awk '/exp=lu / { delete v; for (i = 1; i <= NF; i++) if ($i ~ /^(workers|hogs)_per_node=/) {
+			n = split(substr($i, index($i, "=") + 1), t, "/"); for (j = 1; j <= n; j++) v[j] += t[j] }
 		mx = v[1]; mn = v[1]; for (j in v) { if (v[j] > mx) mx = v[j]; if (v[j] < mn) mn = v[j] }
-		line = $0; sub(/exp=lu /, "exp=lu-imb ", line); printf "%s imbalance=%.2f\n", line, mx - mn } }' "$all" >"$res/lu.imb"
+		line = $0; sub(/exp=lu /, "exp=lu-imb ", line); printf "%s imbalance=%.2f\n", line, mx - mn }' "$all" >"$res/lu.imb"
 	cat "$res/lu.imb" >>"$all"
 	{
 		echo "## 2. Load balance classification (LB_CLASSIFY), 2019 lu.C shape"
@@ -205,7 +207,8 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 		echo "was in the seed; GROUP puts the hogs in their own cgroup (weight 100),"
 		echo "NORMAL in the workers' one.  Workers per node are sampled every 100 ms"
 		echo "(last CPU of each worker, as ps did in the seed); \"imbalance\" is max - min"
-		echo "of them, \"node changes\" how often a worker was on another node than at"
+		echo "over the nodes of the mean tasks (workers and hogs) per node, 0 with one"
+		echo "task per CPU; \"node changes\" how often a worker was on another node than at"
 		echo "the sample before."
 		echo
 		echo "| case | | LB_CLASSIFY on | LB_CLASSIFY off | on/off | seed after (v5.5) | seed before |"
@@ -218,7 +221,7 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 			fi
 			echo "| $c | workers per node (mean) | $(pernode "exp=lu case=$c LB_CLASSIFY=on" workers_per_node) | $(pernode "exp=lu case=$c LB_CLASSIFY=off" workers_per_node) | | $sa | $sb |"
 			echo "| $c | hogs per node (mean) | $(pernode "exp=lu case=$c LB_CLASSIFY=on" hogs_per_node) | $(pernode "exp=lu case=$c LB_CLASSIFY=off" hogs_per_node) | | | |"
-			echo "| $c | imbalance (workers) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=on" imbalance) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance) | | | |"
+			echo "| $c | imbalance (tasks) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=on" imbalance) | $(cell "exp=lu-imb case=$c LB_CLASSIFY=off" imbalance) | | | |"
 			echo "| $c | node changes (workers) | $(cell "exp=lu case=$c LB_CLASSIFY=on" worker_node_moves) | $(cell "exp=lu case=$c LB_CLASSIFY=off" worker_node_moves) | | | |"
 			echo "| $c | time (s) | $(cell "exp=lu case=$c LB_CLASSIFY=on" time) | $(cell "exp=lu case=$c LB_CLASSIFY=off" time) | $(ratio "$(median "exp=lu case=$c LB_CLASSIFY=on" time)" "$(median "exp=lu case=$c LB_CLASSIFY=off" time)") | | |"
 			echo "| $c | iterations/s | $(cell "exp=lu case=$c LB_CLASSIFY=on" ops_per_s) | $(cell "exp=lu case=$c LB_CLASSIFY=off" ops_per_s) | $(ratio "$(median "exp=lu case=$c LB_CLASSIFY=on" ops_per_s)" "$(median "exp=lu case=$c LB_CLASSIFY=off" ops_per_s)") | | |"

@@ -246,6 +246,15 @@ static void *lu_joiner(void *arg)
 	return NULL;
 }
 
+/* One sample of a task on NODE: count it, and a change from its last node. */
+static void note_node(int node, double *hist, int *last, int *moves)
+{
+	hist[node] += 1;
+	if (*last >= 0 && *last != node)
+		(*moves)++;
+	*last = node;
+}
+
 static int cmd_lu(int argc, char **argv)
 {
 	double whist[MAX_NODES] = { 0 }, hhist[MAX_NODES] = { 0 };
@@ -294,20 +303,11 @@ static int cmd_lu(int argc, char **argv)
 		if (lu_done)
 			break;
 		for (i = 0; i < threads; i++)
-			if (task_cpu(getpid(), lu_tids[i], &state, &cpu)) {
-				whist[cpu_node[cpu]] += 1;
-				if (wlast[i] >= 0 && wlast[i] != cpu_node[cpu])
-					wmoves++;
-				wlast[i] = cpu_node[cpu];
-			}
-		for (i = 0; i < nhog; i++) {
-			if (task_cpu(hogs[i], hogs[i], &state, &cpu)) {
-				hhist[cpu_node[cpu]] += 1;
-				if (hlast[i] >= 0 && hlast[i] != cpu_node[cpu])
-					hmoves++;
-				hlast[i] = cpu_node[cpu];
-			}
-		}
+			if (task_cpu(getpid(), lu_tids[i], &state, &cpu))
+				note_node(cpu_node[cpu], whist, &wlast[i], &wmoves);
+		for (i = 0; i < nhog; i++)
+			if (task_cpu(hogs[i], hogs[i], &state, &cpu))
+				note_node(cpu_node[cpu], hhist, &hlast[i], &hmoves);
 		nsamples++;
 	}
 	t1 = now();
