@@ -222,7 +222,8 @@ boot() {
 # the guest's instruction count, not the host's load (make bench -e cost
 # gave the same figures idle and beside a stress guest), so with -q two
 # such boots run at once, one per host CPU; the full bench keeps them one
-# after the other.  A failure is counted through RESULTS/NAME.failed.
+# after the other.  A failure is counted through RESULTS/NAME.failed,
+# which stays when the boot fails or stops on an error.
 iboot() {
 	if [[ $quick -eq 0 ]]; then
 		boot "$@"
@@ -232,9 +233,11 @@ iboot() {
 	while [[ $(jobs -rp | wc -l) -ge 2 ]]; do
 		wait -n || true
 	done
+	# The mark goes first: a boot() that stops on an error keeps it.
 	(
+		touch "$res/$1.failed"
 		boot "$@"
-		[[ $failed -eq $f0 ]] || touch "$res/$1.failed"
+		[[ $failed -ne $f0 ]] || rm -f "$res/$1.failed"
 	) &
 }
 iboot_wait() {
