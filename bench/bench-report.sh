@@ -378,12 +378,13 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 		echo "Mode: instruction counting, one vCPU (see the end of the section)."
 		echo
 		echo "x86_64-icount (one vCPU, \`-icount $(sed -n 's/^QEMU_ICOUNT=//p' "$REPO/guests/x86_64-icount.conf")\`): guest time follows"
-		echo "the instructions executed, not host load.  Three \`cyclictest -m -q -i 1000\`"
+		echo "the instructions executed, not host load.  Three \`cyclictest -m -q -v -i 1000\`"
 		echo "at nice -19, 0 and 19 on CPU 0 beside a load, with the base slice"
 		echo "set to $(sel "exp=eevdf ncpus=1" base_slice_ns | head -n1) ns through debugfs (the value of 8 or more CPUs, the"
-		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Median"
-		echo "average latency (us) per boot (${ib[*]}), and how far the boots are"
-		echo "apart; the seed's figure last.  Two loads: the seed's, \`hackbench -g 1 -f $fds1\`,"
+		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Per"
+		echo "boot (${ib[*]}), the median over its repeats of each run's"
+		echo "average latency (us), and where the run kept every sample (-v), of each run's median"
+		echo "latency; how far the boots are apart; the seed's average last.  Two loads: the seed's, \`hackbench -g 1 -f $fds1\`,"
 		echo "and three nice-0 CPU hogs (\`schedbench hog\`), whose runs repeat where"
 		echo "hackbench's pipes interleave differently from run to run."
 		echo
@@ -398,30 +399,37 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 			for b in "${ib[@]}"; do
 				[[ -n $(sel "boot=$b exp=eevdf load=$l" avg_us | head -n1) ]] && lb+=("$b")
 			done
-			echo "Load: $l, $(sel "boot=${lb[0]} exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" rep | sort -u | wc -l) repeats per boot."
-			echo
-			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")boots apart (%) | on/off per boot | seed |"
-			echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|"
-			for n in -19 0 19; do
-				for rtp in RTP NORTP; do
-					for ri in off on; do
-						row="| $n | $rtp | $ri"
-						vals=()
-						onoff=()
-						for b in "${lb[@]}"; do
-							v=$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" avg_us)
-							vals+=("$v")
-							row+=" | $v"
-							onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" avg_us)" \
-								"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" avg_us)")")
+			for k in avg_us p50_us; do
+				[[ $k == avg_us || -n $(sel "exp=eevdf ncpus=1 load=$l" p50_us | grep -v nan | head -n1) ]] || continue
+				if [[ $k == avg_us ]]; then
+					echo "Load: $l, $(sel "boot=${lb[0]} exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" rep | sort -u | wc -l) repeats per boot.  Average latency (cyclictest's Avg):"
+				else
+					echo "Load: $l.  Median latency (the 50th percentile of every wakeup of a run, from cyclictest -v):"
+				fi
+				echo
+				echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")boots apart (%) | on/off per boot | seed (avg) |"
+				echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|"
+				for n in -19 0 19; do
+					for rtp in RTP NORTP; do
+						for ri in off on; do
+							row="| $n | $rtp | $ri"
+							vals=()
+							onoff=()
+							for b in "${lb[@]}"; do
+								v=$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
+								vals+=("$v")
+								row+=" | $v"
+								onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" "$k")" \
+									"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" "$k")")")
+							done
+							apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+								END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
+							echo "$row | $apart | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 						done
-						apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
-							END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
-						echo "$row | $apart | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 					done
 				done
+				echo
 			done
-			echo
 		done
 		for b in "${ib[@]}"; do
 			for l in hackbench hogs; do

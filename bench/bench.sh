@@ -222,8 +222,11 @@ boot() {
 # the guest's instruction count, not the host's load (make bench -e cost
 # gave the same figures idle and beside a stress guest), so with -q two
 # such boots run at once, one per host CPU; the full bench keeps them one
-# after the other.  A failure is counted through RESULTS/NAME.failed,
-# which stays when the boot fails or stops on an error.
+# after the other (with two at once, the nice-0 averages beside the hogs
+# came out 2.2-4.8% apart between the boots, against 1.2-2.0% in turn:
+# the 9p round trips between runs take host time).  A failure is counted
+# through RESULTS/NAME.failed, which stays when the boot fails or stops
+# on an error.
 iboot() {
 	if [[ $quick -eq 0 ]]; then
 		boot "$@"

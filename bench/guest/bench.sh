@@ -286,6 +286,26 @@ exp_pipe() {
 	restore_flags
 }
 
+# ct_stats PREFIX: "min_us= avg_us= max_us= p50_us= p90_us= samples=" of
+# one cyclictest thread: min, avg and max from its PREFIX.json (its own
+# figures, over every cycle), the percentiles of the per-sample latencies
+# that -v printed to PREFIX.log ("thread: cycle: latency"; a few of the
+# last cycles may be missing there).  "nan" for what is missing.
+ct_stats() {
+	j=$(awk '/^ *"(min|avg|max)": / { k = $1; v = $2; gsub(/[":]/, "", k); sub(/,$/, "", v)
+		printf "%s_us=%s ", k, v; n++ } END { if (n != 3) exit 1 }' "$1.json" 2>/dev/null) ||
+		j="min_us=nan avg_us=nan max_us=nan "
+	sed -n 's/^ *[0-9][0-9]*: *[0-9][0-9]*: *\([0-9][0-9]*\)$/\1/p' "$1.log" 2>/dev/null | sort -n >"$1.sorted"
+	c=$(wc -l <"$1.sorted")
+	if [ "$c" -gt 0 ]; then
+		p="p50_us=$(sed -n "$(((c + 1) / 2))p" "$1.sorted") p90_us=$(sed -n "$(((9 * c + 9) / 10))p" "$1.sorted")"
+	else
+		p="p50_us=nan p90_us=nan"
+	fi
+	rm -f "$1.sorted"
+	echo "$j$p samples=$c"
+}
+
 # ---- eevdf: the 2024 hackbench + cyclictest shape ----
 exp_eevdf() {
 	need_flag RESCHED_INELIGIBLE
@@ -364,9 +384,12 @@ exp_eevdf() {
 					al=--secaligned=$ctalign
 					ctalign=$((ctalign + 333))
 					# A starved nice 19 thread may see the end of -D late:
-					# SIGINT makes cyclictest print its summary and stop.
+					# SIGINT makes cyclictest write its results and stop.
+					# -q -v: every sample's latency, printed at the end;
+					# --json: cyclictest's own min, avg and max.
 					timeout -s INT $((secs + grace)) taskset -c $cpus nice -n $n \
-						cyclictest -m -q -D "$secs" -i 1000 $al >"$TLOGS/$tag-nice$n.log" 2>&1 &
+						cyclictest -m -q -v -D "$secs" -i 1000 $al \
+						--json="$TLOGS/$tag-nice$n.json" >"$TLOGS/$tag-nice$n.log" 2>&1 &
 					ct="$ct $!"
 				done
 				# shellcheck disable=SC2086 # PIDs, split on purpose
@@ -381,17 +404,15 @@ exp_eevdf() {
 				fi
 				# shellcheck disable=SC2086 # PIDs, split on purpose
 				wait $hb
-				mv "$TLOGS"/* "$LOGS/" || die "eevdf: cannot move $TLOGS to $LOGS"
 				for n in -19 0 19; do
-					# "Min:    126 Act:18481 Avg:11822 Max:  307671": no
-					# space once a number fills its field.
-					lat=$(sed -n 's/.*Min: *\([0-9]*\).*Avg: *\([0-9]*\).*Max: *\([0-9]*\).*/min_us=\1 avg_us=\2 max_us=\3/p' \
-						"$LOGS/$tag-nice$n.log" | tail -n1)
+					lat=$(ct_stats "$TLOGS/$tag-nice$n")
+					gzip -1 "$TLOGS/$tag-nice$n.log"
 					record "exp=eevdf rep=$r ncpus=$(ncpus) base_slice_ns=$(cat "$SLICE") load=$load RUN_TO_PARITY=${col%%-*} RESCHED_INELIGIBLE=${col#*-}" \
 						"hackbench_fds=$fds" \
 						"nice=$n ${lat:-min_us=nan avg_us=nan max_us=nan}" \
 						"resched=$((r1 - r0))"
 				done
+				mv "$TLOGS"/* "$LOGS/" || die "eevdf: cannot move $TLOGS to $LOGS"
 				status "eevdf rep $r $load $col done"
 			done
 		done

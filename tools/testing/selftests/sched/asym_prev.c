@@ -15,6 +15,18 @@
  * with it.  The deterministic part is checked on the sis_asym_* counters:
  * with NO_SIS_ASYM_PREV no shortcut may be taken at all, with
  * SIS_ASYM_PREV the ping-pong wakeups must take some.
+ *
+ * On the arm64 guests (QEMU 7.2 TCG, CONFIG_JUMP_LABEL=y) a run now and
+ * then behaved as the setting before the write for the whole run, both
+ * ways: in a CI run of 7.3.4 one NO_SIS_ASYM_PREV run out of 5 took 19892
+ * shortcuts, and in 150 alternating pairs of short runs one
+ * SIS_ASYM_PREV run took none and scanned 516 times, while the features
+ * file read back the setting written.  The cause is not known (a stale
+ * TCG translation of the patched static branch is suspected, not shown).
+ * Such a run (with NO_SIS_ASYM_PREV: more shortcuts than scans) is
+ * repeated once after writing the other setting and this one again, so
+ * that the branch is patched again; the checks apply to the repeat, and
+ * more than one such run in the test fails it.
  */
 #include <pthread.h>
 #include "sched_feat.h"
@@ -134,36 +146,56 @@ FIXTURE_TEARDOWN(asym_prev)
 	sf_restore();
 }
 
+/* Did a run at @prev take the counters of the other setting? */
+static bool ran_as_other(bool prev, uint64_t shortcuts, uint64_t scans)
+{
+	return prev ? !shortcuts && scans : shortcuts > scans;
+}
+
 TEST_F_TIMEOUT(asym_prev, pipe_pingpong, 90)
 {
 	double on[PAIRS], off[PAIRS], med_on, med_off;
 	uint64_t s0 = 0, s1 = 0, c0 = 0, c1 = 0;
+	int i, rep, n_on = 0, n_off = 0, other = 0;
 	struct run r;
-	int i, n_on = 0, n_off = 0;
 	pthread_t th;
 	bool prev;
 	void *ret;
 
 	for (i = 0; i < 2 * PAIRS; i++) {
 		prev = !(i & 1);
-		ASSERT_EQ(0, sf_set("SIS_ASYM_PREV", prev));
-		if (self->stats) {
-			ASSERT_EQ(0, sf_stat_sum(shortcut_stats, &s0));
-			ASSERT_EQ(0, sf_stat_sum(scan_stats, &c0));
+		for (rep = 0; ; rep++) {
+			/*
+			 * A repeat writes the other setting first (see above);
+			 * a first run writes its own twice, which does nothing.
+			 */
+			ASSERT_EQ(0, sf_set("SIS_ASYM_PREV", rep ? !prev : prev));
+			ASSERT_EQ(0, sf_set("SIS_ASYM_PREV", prev));
+			if (self->stats) {
+				ASSERT_EQ(0, sf_stat_sum(shortcut_stats, &s0));
+				ASSERT_EQ(0, sf_stat_sum(scan_stats, &c0));
+			}
+			memset(&r, 0, sizeof(r));
+			ASSERT_EQ(0, pthread_create(&th, NULL, ping, &r));
+			ASSERT_EQ(0, pthread_join(th, &ret));
+			ASSERT_EQ(&r, ret) TH_LOG("ping-pong run failed (pipes, affinity or /proc/thread-self/sched)");
+			ASSERT_LT(0, r.trips);
+			if (self->stats) {
+				ASSERT_EQ(0, sf_stat_sum(shortcut_stats, &s1));
+				ASSERT_EQ(0, sf_stat_sum(scan_stats, &c1));
+			}
+			TH_LOG("%sSIS_ASYM_PREV%s: %ld round trips in %llu ms, %ld migrations (%.2f per 1000), shortcuts +%llu, scans +%llu",
+			       prev ? "" : "NO_", rep ? " (repeat)" : "", r.trips,
+			       (unsigned long long)r.ms, r.migrations, r.per_k,
+			       (unsigned long long)(s1 - s0),
+			       (unsigned long long)(c1 - c0));
+			if (rep || !self->stats || !ran_as_other(prev, s1 - s0, c1 - c0))
+				break;
+			other++;
+			/* The flag as the features file shows it after the run. */
+			TH_LOG("%sSIS_ASYM_PREV: run behaved as the other setting (features file: %d), repeating",
+			       prev ? "" : "NO_", sf_get("SIS_ASYM_PREV"));
 		}
-		memset(&r, 0, sizeof(r));
-		ASSERT_EQ(0, pthread_create(&th, NULL, ping, &r));
-		ASSERT_EQ(0, pthread_join(th, &ret));
-		ASSERT_EQ(&r, ret) TH_LOG("ping-pong run failed (pipes, affinity or /proc/thread-self/sched)");
-		ASSERT_LT(0, r.trips);
-		if (self->stats) {
-			ASSERT_EQ(0, sf_stat_sum(shortcut_stats, &s1));
-			ASSERT_EQ(0, sf_stat_sum(scan_stats, &c1));
-		}
-		TH_LOG("%sSIS_ASYM_PREV: %ld round trips in %llu ms, %ld migrations (%.2f per 1000), shortcuts +%llu, scans +%llu",
-		       prev ? "" : "NO_", r.trips, (unsigned long long)r.ms,
-		       r.migrations, r.per_k, (unsigned long long)(s1 - s0),
-		       (unsigned long long)(c1 - c0));
 		if (prev)
 			on[n_on++] = r.per_k;
 		else
@@ -180,6 +212,8 @@ TEST_F_TIMEOUT(asym_prev, pipe_pingpong, 90)
 				TH_LOG("NO_SIS_ASYM_PREV: select_idle_capacity() never scanned");
 		}
 	}
+	EXPECT_GE(1, other)
+		TH_LOG("%d of %d runs behaved as the other setting", other, 2 * PAIRS);
 	med_on = sf_median(on, n_on);
 	med_off = sf_median(off, n_off);
 	TH_LOG("median migrations per 1000 round trips: %.2f with, %.2f without the shortcut",
