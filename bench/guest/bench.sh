@@ -286,9 +286,9 @@ exp_pipe() {
 	restore_flags
 }
 
-# ct_stats PREFIX: "min_us= avg_us= max_us= p50_us= p90_us= samples=" of
+# ct_stats PREFIX: "min_us= avg_us= max_us= p50_us= samples=" of
 # one cyclictest thread: min, avg and max from its PREFIX.json (its own
-# figures, over every cycle), the percentiles of the per-sample latencies
+# figures, over every cycle), the median of the per-sample latencies
 # that -v printed to PREFIX.log ("thread: cycle: latency"; a few of the
 # last cycles may be missing there).  "nan" for what is missing.
 ct_stats() {
@@ -298,9 +298,9 @@ ct_stats() {
 	sed -n 's/^ *[0-9][0-9]*: *[0-9][0-9]*: *\([0-9][0-9]*\)$/\1/p' "$1.log" 2>/dev/null | sort -n >"$1.sorted"
 	c=$(wc -l <"$1.sorted")
 	if [ "$c" -gt 0 ]; then
-		p="p50_us=$(sed -n "$(((c + 1) / 2))p" "$1.sorted") p90_us=$(sed -n "$(((9 * c + 9) / 10))p" "$1.sorted")"
+		p="p50_us=$(sed -n "$(((c + 1) / 2))p" "$1.sorted")"
 	else
-		p="p50_us=nan p90_us=nan"
+		p="p50_us=nan"
 	fi
 	rm -f "$1.sorted"
 	echo "$j$p samples=$c"
