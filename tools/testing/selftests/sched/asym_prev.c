@@ -19,17 +19,18 @@
  * On the arm64 guests (QEMU 7.2 TCG, CONFIG_JUMP_LABEL=y) a run now and
  * then behaved as the setting before the write for the whole run, both
  * ways, while the features file read back the setting written: 9 of
- * about 6070 runs in CI and in stresses of short runs.  In six of them
- * the branch site in guest memory, read over QMP, held the instruction
- * of the setting written and the key count was right; a run 8 s later
- * with no write in between behaved as the old setting again, also on
- * other CPUs; in five, writing MISFIT off and on (its branch sits on the
- * same 4-KiB page) did not end it either; writing SIS_ASYM_PREV again
- * did, in all six.  So QEMU went on executing a translation of the old
- * instruction.  Such a run (with NO_SIS_ASYM_PREV: more shortcuts than
- * scans) is repeated once after writing the other setting and this one
- * again, which makes QEMU translate the branch anew; the checks apply to
- * the repeat, and more than one such run in the test fails it.
+ * about 6070 runs on arm64-juno, in a CI run and in stresses of short
+ * runs.  In six of them the branch site in guest memory, read over QMP,
+ * held the instruction of the setting written and the key count was
+ * right; a run 8 s later with no write in between behaved as the old
+ * setting again, also on other CPUs; in five, writing MISFIT off and on
+ * (its branch sits on the same 4-KiB page) did not end it either;
+ * writing SIS_ASYM_PREV again did, in all six.  So it looks like QEMU
+ * went on executing a translation of the old instruction.  Such a run
+ * (with NO_SIS_ASYM_PREV: more shortcuts than scans) is repeated once
+ * after writing the other setting and this one again, which ended it in
+ * every case seen; the checks apply to the repeat, and more than one
+ * such run in the test fails it.
  */
 #include <pthread.h>
 #include "sched_feat.h"
