@@ -36,8 +36,16 @@
 # The cost gate: for each cost figure (hackbench time, pipe round trip,
 # idle wakeup latency; lower is better) the median of the patched kernel
 # at its defaults over the median of the base.  When a ratio is above
-# COST_GATE (default 1.01) and every patched repeat is slower than every
-# base repeat, the gate fails, and so does this script (RESULTS/cost-gate.txt).
+# COST_GATE (default 1.01; COST_GATE_HACKBENCH, default 1.04, for
+# hackbench) and every patched repeat is slower than every base repeat,
+# the gate fails, and so does this script (RESULTS/cost-gate.txt).
+# hackbench's 40 tasks interleave differently in every boot, and its
+# repeats in one boot move together: in five CI runs of the same kernel
+# code (2026-12-02, one boot per kernel) its patched/base ratio was
+# 0.9929-1.0183, and in the last every patched repeat was slower than
+# every base one, so 1.01 failed on noise.  1.04 is twice that, and below
+# the cost mutant's 7.4% (scripts/test-mutations.sh).  The pipe round
+# trip and the idle wakeup latency repeat within 0.1-0.3%.
 #
 # Under TCG every vCPU runs at the host's speed.  For the arm64 guests the
 # QEMU threads of the little vCPUs (from QMP query-cpus-fast) go into host
@@ -93,6 +101,7 @@ want() {
 	[[ -z $only || $only == *,$1,* ]]
 }
 COST_GATE=${COST_GATE:-1.01}
+COST_GATE_HACKBENCH=${COST_GATE_HACKBENCH:-1.04}
 
 res=${res:-$REPO/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
@@ -286,11 +295,13 @@ iboot_wait
 
 # cost_gate: RESULTS/cost-gate.txt, one line per figure; 1 when it fails.
 cost_gate() {
-	local raw=$res/cost-raw.txt k p b rc=0 line
+	local raw=$res/cost-raw.txt k p b g rc=0 line
 	cat "$res"/cost-*/bench/raw.txt >"$raw" 2>/dev/null || true
 	{
-		echo "# cost gate: patched (defaults) / base, medians; fails above $COST_GATE when every patched repeat is slower than every base repeat"
+		echo "# cost gate: patched (defaults) / base, medians; fails above $COST_GATE ($COST_GATE_HACKBENCH for hackbench) when every patched repeat is slower than every base repeat"
 		for k in hackbench_ms pipe_ns_per_op lat_avg_ns; do
+			g=$COST_GATE
+			[[ $k == hackbench_ms ]] && g=$COST_GATE_HACKBENCH
 			read -r p plo _ pn <<<"$(kv_sel "$raw" "exp=cost kernel=patched setting=default" "$k" | kv_stats)"
 			read -r b _ bhi bn <<<"$(kv_sel "$raw" "exp=cost kernel=base setting=default" "$k" | kv_stats)"
 			if [[ $pn == 0 || $bn == 0 ]]; then
@@ -298,9 +309,9 @@ cost_gate() {
 				rc=1
 				continue
 			fi
-			line=$(awk -v p="$p" -v b="$b" -v plo="$plo" -v bhi="$bhi" -v g="$COST_GATE" -v k="$k" 'BEGIN {
+			line=$(awk -v p="$p" -v b="$b" -v plo="$plo" -v bhi="$bhi" -v g="$g" -v k="$k" 'BEGIN {
 				r = p / b; bad = r > g && plo > bhi
-				printf "%s: patched %s base %s ratio %.4f %s\n", k, p, b, r, bad ? "FAIL" : "ok"
+				printf "%s: patched %s base %s ratio %.4f (gate %s) %s\n", k, p, b, r, g, bad ? "FAIL" : "ok"
 				exit bad }') || rc=1
 			echo "$line"
 		done
@@ -309,7 +320,7 @@ cost_gate() {
 }
 if want cost; then
 	if cost_gate; then
-		progress "cost gate passed: $(grep -c ' ok$' "$res/cost-gate.txt") figures within $COST_GATE"
+		progress "cost gate passed: $(grep -c ' ok$' "$res/cost-gate.txt") figures within their gates"
 	else
 		progress "cost gate FAILED:"
 		grep 'FAIL' "$res/cost-gate.txt" | sed 's/^/    /' >&2
