@@ -66,6 +66,45 @@ sep() {
 	fi
 }
 
+# boot_noise: reads "BOOT VALUE" lines (two boots, one value per run) and
+# prints "NOISE REPS".  NOISE: how far apart, in % as "boots apart"
+# counts it, the medians of two boots with these numbers of runs come
+# out by run-to-run spread alone, 1 time in 20: the 95th percentile over
+# 2000 draws (fixed seed) of two samples, with replacement, from the runs
+# of both boots pooled.  REPS: the runs per boot that would bring NOISE to
+# 2%, scaling it by 1/sqrt(runs).  "- -" without two boots of 2 runs.
+boot_noise() {
+	awk '$2 != "nan" && $2 != "none" && $2 != "" { n[$1]++; v[m++] = $2 }
+		function med(k,   i, j, t) {
+			for (i = 1; i < k; i++) {
+				t = d[i]
+				for (j = i - 1; j >= 0 && d[j] > t; j--)
+					d[j + 1] = d[j]
+				d[j + 1] = t
+			}
+			return k % 2 ? d[(k - 1) / 2] : (d[k / 2 - 1] + d[k / 2]) / 2
+		}
+		END {
+			if (length(n) != 2 || n[0] < 2 || n[1] < 2) { print "- -"; exit }
+			srand(1)
+			for (r = 0; r < 2000; r++) {
+				for (i = 0; i < n[0]; i++) d[i] = v[int(rand() * m)]
+				a = med(n[0])
+				for (i = 0; i < n[1]; i++) d[i] = v[int(rand() * m)]
+				b = med(n[1])
+				lo = a < b ? a : b
+				g[r] = lo > 0 ? 100 * (a > b ? a - b : b - a) / lo : 0
+			}
+			for (i = 0; i < 2000; i++) d[i] = g[i]
+			med(2000)
+			q = d[1899]
+			k = (n[0] + n[1]) / 2
+			reps = int(k * (q / 2) ^ 2) + 1
+			if (reps < 2) reps = 2
+			printf "%.1f %d\n", q, reps
+		}'
+}
+
 # plot NAME TITLE YLABEL LABEL=FILTER|KEY...: one column of points per label.
 plot() {
 	local name=$1 title=$2 ylabel=$3 i=0 spec label filt key tics=
@@ -384,7 +423,10 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Per"
 		echo "boot (${ib[*]}), the median over its repeats of each run's"
 		echo "average latency (us), and where the run kept every sample (-v), of each run's median"
-		echo "latency; how far the boots are apart; the seed's average last.  Two loads: the seed's, \`hackbench -g 1 -f $fds1\`,"
+		echo "latency; how far the boots are apart; how far the spread of single runs"
+		echo "alone puts two boots apart, 1 time in 20 (noise: two boots drawn from the"
+		echo "runs of both, 2000 times), and how many repeats per boot would bring that"
+		echo "to 2%; the seed's average last.  Two loads: the seed's, \`hackbench -g 1 -f $fds1\`,"
 		echo "and three nice-0 CPU hogs (\`schedbench hog\`), whose runs repeat where"
 		echo "hackbench's pipes interleave differently from run to run."
 		echo
@@ -407,8 +449,8 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 					echo "Load: $l.  Median latency (the 50th percentile of every wakeup of a run, from cyclictest -v):"
 				fi
 				echo
-				echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")boots apart (%) | on/off per boot | seed (avg) |"
-				echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|"
+				echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")boots apart (%) | noise (%) | repeats for 2% | on/off per boot | seed (avg) |"
+				echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|---|---|"
 				for n in -19 0 19; do
 					for rtp in RTP NORTP; do
 						for ri in off on; do
@@ -424,7 +466,10 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 							done
 							apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
 								END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
-							echo "$row | $apart | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
+							noise=$(for i in "${!lb[@]}"; do
+								sel "boot=${lb[i]} exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k" | sed "s/^/$i /"
+							done | boot_noise)
+							echo "$row | $apart | ${noise% *} | ${noise#* } | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 						done
 					done
 				done

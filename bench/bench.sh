@@ -4,7 +4,8 @@
 # Run the seed experiments A/B, flag on against flag off in one boot, and
 # write a report with tables and plots.
 #
-# Usage: bench/bench.sh [-h] [-q] [-N] [-r REPS] [-e BOOTS] [-o RESULTS]
+# Usage: bench/bench.sh [-h] [-q] [-N] [-P] [-r REPS] [-I H,O] [-e BOOTS]
+#                       [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
 #               guest, one boot per kernel for cost and icount-eevdf
@@ -12,6 +13,10 @@
 #               capacity only)
 #   -r REPS     repeats of each flag setting, alternating (default 5, 2
 #               with -q)
+#   -I H,O      icount-eevdf: H repeats beside hackbench and O beside the
+#               hogs, per boot (default 4,8; 1,1 with -q)
+#   -P          run the instruction-counted boots two at a time, one per
+#               host CPU, as -q does
 #   -e BOOTS    only these boots, comma-separated names from the list
 #               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
@@ -27,9 +32,9 @@
 #                 non-default setting, and the unpatched base kernel,
 #                 booted in turn, 2 boots each (1 with -q)
 #   icount-eevdf  x86_64-icount: eevdf, the 2024 shape on one CPU, beside
-#                 hackbench (2 boots of 4 repeats) and beside 3 hogs (2
-#                 boots of 8 repeats), to show whether the figures repeat
-#                 (1 boot of 1 repeat each with -q)
+#                 hackbench and beside 3 hogs, 2 boots of each (repeats:
+#                 -I), to show whether the figures repeat (1 boot each
+#                 with -q)
 # The base kernel is the tree with the series popped, built once into
 # $SCHED_CACHE/out/x86_64-base.
 #
@@ -64,20 +69,24 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,54s/^# \{0,1\}//p' "$0"
+	sed -n '3,59s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
 throttle=1
+par=0
+ireps=
 reps=
 res=
 only=
-while getopts hqNr:e:o: opt; do
+while getopts hqNPr:I:e:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
 	N) throttle=0 ;;
+	P) par=1 ;;
 	r) reps=$OPTARG ;;
+	I) ireps=$OPTARG ;;
 	e) only=,$OPTARG, ;;
 	o) res=$OPTARG ;;
 	*) usage 2 ;;
@@ -89,6 +98,9 @@ shift $((OPTIND - 1))
 # each order of the settings.
 [[ -n $reps ]] || { reps=5; [[ $quick -eq 1 ]] && reps=2; }
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
+[[ -n $ireps ]] || { ireps=4,8; [[ $quick -eq 1 ]] && ireps=1,1; }
+[[ $ireps =~ ^[1-9][0-9]*,[1-9][0-9]*$ ]] || die "bad -I '$ireps' (H,O: two numbers > 0)"
+[[ $quick -eq 1 ]] && par=1
 all_boots=",dynamiq,juno,numa,cost,icount-eevdf,"
 for b in ${only//,/ }; do
 	[[ $all_boots == *,$b,* ]] || die "bad -e '$b' (boots: ${all_boots//,/ })"
@@ -103,7 +115,7 @@ COST_GATE_HACKBENCH=${COST_GATE_HACKBENCH:-1.04}
 res=${res:-$REPO/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
 res=$(realpath "$res")
-progress "bench: quick=$quick reps=$reps throttle=$throttle, results in $res"
+progress "bench: quick=$quick reps=$reps icount-eevdf reps=$ireps parallel=$par throttle=$throttle, results in $res"
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio \
 	gnuplot-nox socat jq gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -111,7 +123,7 @@ need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cp
 tree=$(tree_dir)
 {
 	base_info
-	echo "mode: quick=$quick reps=$reps throttle=$throttle boots=${only:-all}"
+	echo "mode: quick=$quick reps=$reps icount-eevdf reps=$ireps parallel=$par throttle=$throttle boots=${only:-all}"
 } >"$res/base.txt"
 
 base_image=
@@ -226,15 +238,15 @@ boot() {
 
 # iboot: boot() for the instruction-counted guest.  Its figures follow
 # the guest's instruction count, not the host's load (make bench -e cost
-# gave the same figures idle and beside a stress guest), so with -q two
-# such boots run at once, one per host CPU; the full bench keeps them one
-# after the other (with two at once, the nice-0 averages beside the hogs
-# came out 2.2-4.8% apart between the boots, against 1.2-2.0% in turn:
-# the 9p round trips between runs take host time).  A failure is counted
-# through RESULTS/NAME.failed, which stays when the boot fails or stops
-# on an error.
+# gave the same figures idle and beside a stress guest), so with -q or -P
+# two such boots run at once, one per host CPU; by default the full bench
+# keeps them one after the other.  (Two at once once put the hogs' nice-0
+# averages 2.2-4.8% apart between the boots; in turn, on an idle host,
+# they came out 1.9-3.0% apart, which the spread of single runs explains.)
+# A failure is counted through RESULTS/NAME.failed, which stays when the
+# boot fails or stops on an error.
 iboot() {
-	if [[ $quick -eq 0 ]]; then
+	if [[ $par -eq 0 ]]; then
 		boot "$@"
 		return
 	fi
@@ -277,15 +289,18 @@ if want cost; then
 	done
 fi
 if want icount-eevdf; then
-	# Each load its own boots and repeats: beside hackbench 4 columns of
-	# about a minute of host time per repeat, 4 repeats; beside the hogs
-	# 4 of about 20 s, 8 repeats, since the median of 4 still put the
-	# hogs' figures up to 3.1% apart between boots, of 8 within 2%.
-	hreps=4 oreps=8
-	[[ $quick -eq 1 ]] && hreps=1 oreps=1
+	# Each load its own boots and repeats (-I): a repeat is 4 columns,
+	# of about 20 s of host time each beside hackbench and 5 s beside
+	# the hogs.  The report gives, per figure, the spread of single runs
+	# and the repeats that 2% between boots would take.  The timeout
+	# grows with the repeats: 60 s per column beside hackbench and 20 s
+	# beside the hogs, on top of $to.
+	hreps=${ireps%,*} oreps=${ireps#*,}
 	for ((b = 1; b <= nboot; b++)); do
-		bopts=-L,hackbench iboot "icount-eevdf-hackbench-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$hreps" eevdf
-		bopts=-L,hogs iboot "icount-eevdf-hogs-$b" x86_64-icount "${kernel[x86_64]}" x86_64 "$to" "$oreps" eevdf
+		bopts=-L,hackbench iboot "icount-eevdf-hackbench-$b" x86_64-icount "${kernel[x86_64]}" x86_64 \
+			"$((to + hreps * 4 * 60))" "$hreps" eevdf
+		bopts=-L,hogs iboot "icount-eevdf-hogs-$b" x86_64-icount "${kernel[x86_64]}" x86_64 \
+			"$((to + oreps * 4 * 20))" "$oreps" eevdf
 	done
 fi
 iboot_wait
