@@ -73,8 +73,11 @@ sep() {
 # 2000 draws (fixed seed) of two samples, with replacement, from the runs
 # of both boots pooled.  REPS: the runs per boot that would bring NOISE to
 # 2%, scaling it by 1/sqrt(runs).  "- -" without two boots of 2 runs.
+# The draws are reproducible for one awk build (rand() differs between
+# awks), and with few runs (4) the band is coarse.
 boot_noise() {
-	awk '$2 != "nan" && $2 != "none" && $2 != "" { n[$1]++; v[m++] = $2 }
+	awk '$2 != "nan" && $2 != "none" && $2 != "" { if (!($1 in n)) nb++; n[$1]++; v[m++] = $2 }
+		function draw(   k) { k = int(rand() * m); return v[k < m ? k : m - 1] }
 		function med(k,   i, j, t) {
 			for (i = 1; i < k; i++) {
 				t = d[i]
@@ -85,12 +88,12 @@ boot_noise() {
 			return k % 2 ? d[(k - 1) / 2] : (d[k / 2 - 1] + d[k / 2]) / 2
 		}
 		END {
-			if (length(n) != 2 || n[0] < 2 || n[1] < 2) { print "- -"; exit }
+			if (nb != 2 || n[0] < 2 || n[1] < 2) { print "- -"; exit }
 			srand(1)
 			for (r = 0; r < 2000; r++) {
-				for (i = 0; i < n[0]; i++) d[i] = v[int(rand() * m)]
+				for (i = 0; i < n[0]; i++) d[i] = draw()
 				a = med(n[0])
-				for (i = 0; i < n[1]; i++) d[i] = v[int(rand() * m)]
+				for (i = 0; i < n[1]; i++) d[i] = draw()
 				b = med(n[1])
 				lo = a < b ? a : b
 				g[r] = lo > 0 ? 100 * (a > b ? a - b : b - a) / lo : 0

@@ -16,8 +16,8 @@
 #   -I H,O      icount-eevdf: H repeats beside hackbench and O beside the
 #               hogs, per boot (default 4,8; 1,1 with -q)
 #   -P          run the instruction-counted boots two at a time, as -q
-#               does; it pays only with 4 or more host CPUs: an icount
-#               guest keeps two QEMU threads busy (vCPU and main loop)
+#               does; in one short trial on 2 host CPUs it saved little
+#               or nothing: an icount guest keeps two QEMU threads busy
 #   -e BOOTS    only these boots, comma-separated names from the list
 #               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
@@ -70,7 +70,7 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,59s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# multi-threaded TCG\.$/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
@@ -242,11 +242,12 @@ boot() {
 # gave the same figures idle and beside a stress guest), so with -q or -P
 # two such boots run at once; by default the full bench keeps them one
 # after the other.  Each keeps two host threads busy (QEMU 7.2: vCPU and
-# main loop, 65-94% each beside hackbench), so on 2 host CPUs two at once
-# take as long as in turn (about 36 s per hackbench column beside a
-# hogs boot, against 20 s alone).  (Two at once once put the hogs' nice-0 averages 2.2-4.8%
-# apart between the boots; in turn, on an idle host, they came out
-# 1.9-3.0% apart, which the spread of single runs explains.)
+# main loop, 65-94% each by top beside hackbench), so on 2 host CPUs two
+# at once saved little or nothing in one short trial (about 36 s per
+# hackbench column beside a hogs boot, against 20 s alone).  Once, two
+# at once put the hogs' nice-0 averages 2.2-4.8% apart between the
+# boots; in turn, on an idle host, they came out 1.9-3.0% apart, within
+# what the spread of single runs makes (bench-report.sh's noise column).
 # A failure is counted through RESULTS/NAME.failed, which stays when the
 # boot fails or stops on an error.
 iboot() {
