@@ -78,13 +78,16 @@ sep() {
 boot_noise() {
 	awk '$2 != "nan" && $2 != "none" && $2 != "" { if (!($1 in n)) nb++; n[$1]++; v[m++] = $2 }
 		function draw(   k) { k = int(rand() * m); return v[k < m ? k : m - 1] }
-		function med(k,   i, j, t) {
+		function isort(k,   i, j, t) {
 			for (i = 1; i < k; i++) {
 				t = d[i]
 				for (j = i - 1; j >= 0 && d[j] > t; j--)
 					d[j + 1] = d[j]
 				d[j + 1] = t
 			}
+		}
+		function med(k) {
+			isort(k)
 			return k % 2 ? d[(k - 1) / 2] : (d[k / 2 - 1] + d[k / 2]) / 2
 		}
 		END {
@@ -99,7 +102,7 @@ boot_noise() {
 				g[r] = lo > 0 ? 100 * (a > b ? a - b : b - a) / lo : 0
 			}
 			for (i = 0; i < 2000; i++) d[i] = g[i]
-			med(2000)
+			isort(2000)
 			q = d[1899]
 			k = (n[0] + n[1]) / 2
 			reps = int(k * (q / 2) ^ 2) + 1
@@ -460,8 +463,13 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 							row="| $n | $rtp | $ri"
 							vals=()
 							onoff=()
-							for b in "${lb[@]}"; do
-								v=$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
+							runs=
+							for i in "${!lb[@]}"; do
+								b=${lb[i]}
+								# This cell's runs, read once: its median here, boot_noise below.
+								rv=$(sel "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
+								runs+=$(awk -v i="$i" '{ print i, $0 }' <<<"$rv")$'\n'
+								v=$(stats <<<"$rv" | cut -d' ' -f1)
 								vals+=("$v")
 								row+=" | $v"
 								onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" "$k")" \
@@ -469,9 +477,7 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 							done
 							apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
 								END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
-							noise=$(for i in "${!lb[@]}"; do
-								sel "boot=${lb[i]} exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k" | sed "s/^/$i /"
-							done | boot_noise)
+							noise=$(printf '%s' "$runs" | boot_noise)
 							echo "$row | $apart | ${noise% *} | ${noise#* } | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 						done
 					done
