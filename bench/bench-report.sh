@@ -6,7 +6,8 @@
 # Usage: bench/bench-report.sh [-h] RESULTS
 #
 # Reads RESULTS/*/bench/raw.txt (one "key=value" line per measurement, see
-# bench/guest/bench.sh), RESULTS/base.txt and RESULTS/*/throttle.txt.
+# bench/guest/bench.sh), RESULTS/base.txt, RESULTS/*/throttle.txt, the
+# seeds in RESULTS/*/qemu.cmd and RESULTS/determinism.txt.
 # For every experiment it writes a table with the median and the spread
 # (min-max) over the repeats, the on/off ratio of the medians and the
 # seed's published figure beside ours, and a plot, RESULTS/EXP.png, with
@@ -17,7 +18,7 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
-	sed -n '3,14s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# smoothed/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 [[ ${1:-} == -h ]] && usage 0
@@ -34,6 +35,31 @@ for f in "$res"/*/bench/raw.txt; do
 	sed "s/^/boot=$b /" "$f" >>"$all"
 done
 md=$res/summary.md
+
+# seed_of BOOT: the QEMU -seed of RESULTS/BOOT/qemu.cmd ("none" without).
+seed_of() {
+	grep -o -- '-seed [0-9]*' "$res/$1/qemu.cmd" 2>/dev/null | cut -d' ' -f2 | grep . || echo none
+}
+# seeds PREFIX: "BOOT (seed N), ..." for the boots RESULTS/PREFIX-*.
+seeds() {
+	local d out=
+	for d in "$res/$1"-*/; do
+		[[ -f $d/qemu.cmd ]] || continue
+		out+="${out:+, }$(basename "$d") (QEMU seed $(seed_of "$(basename "$d")"))"
+	done
+	echo "$out"
+}
+# apart V...: (max - min) / min of the numbers V (not "-"), in %, or "-"
+# for fewer than two.
+apart() {
+	printf '%s\n' "$@" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+		END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }'
+}
+# determinism PREFIX: the lines of determinism.txt about PREFIX boots, as
+# a list.
+determinism() {
+	grep "^$1-" "$res/determinism.txt" 2>/dev/null | sed 's/^/- /' || true
+}
 
 # stats, sel FILTER KEY: lib.sh's kv_stats, and kv_sel over all runs.
 stats() { kv_stats; }
@@ -66,17 +92,18 @@ sep() {
 	fi
 }
 
-# boot_noise: reads "BOOT VALUE" lines (two boots, one value per run) and
-# prints "NOISE REPS".  NOISE: how far apart, in % as "boots apart"
-# counts it, the medians of two boots with these numbers of runs come
-# out by run-to-run spread alone, 1 time in 20: the 95th percentile over
-# 2000 draws (fixed seed) of two samples, with replacement, from the runs
-# of both boots pooled.  REPS: the runs per boot that would bring NOISE to
-# 2%, scaling it by 1/sqrt(runs).  "- -" without two boots of 2 runs.
+# boot_noise: reads "BOOT VALUE" lines (one value per run; one boot per
+# QEMU seed, boot 0 first) and prints "NOISE REPS".  NOISE: how far
+# apart, in % as "apart" counts it, the medians of two independent boots
+# with boot 0's number of runs come out by run-to-run spread alone, 1
+# time in 20: the 95th percentile over 2000 draws (fixed seed) of two
+# samples, with replacement, from the runs of every boot pooled.  REPS:
+# the runs per boot that would bring NOISE to 2%, scaling it by
+# 1/sqrt(runs).  "- -" when boot 0 has fewer than 2 runs.
 # The draws are reproducible for one awk build (rand() differs between
 # awks), and with few runs (4) the band is coarse.
 boot_noise() {
-	awk '$2 != "nan" && $2 != "none" && $2 != "" { if (!($1 in n)) nb++; n[$1]++; v[m++] = $2 }
+	awk '$2 != "nan" && $2 != "none" && $2 != "" { n[$1]++; v[m++] = $2 }
 		function draw(   k) { k = int(rand() * m); return v[k < m ? k : m - 1] }
 		function isort(k,   i, j, t) {
 			for (i = 1; i < k; i++) {
@@ -91,21 +118,20 @@ boot_noise() {
 			return k % 2 ? d[(k - 1) / 2] : (d[k / 2 - 1] + d[k / 2]) / 2
 		}
 		END {
-			if (nb != 2 || n[0] < 2 || n[1] < 2) { print "- -"; exit }
+			if (n[0] < 2) { print "- -"; exit }
 			srand(1)
 			for (r = 0; r < 2000; r++) {
 				for (i = 0; i < n[0]; i++) d[i] = draw()
 				a = med(n[0])
-				for (i = 0; i < n[1]; i++) d[i] = draw()
-				b = med(n[1])
+				for (i = 0; i < n[0]; i++) d[i] = draw()
+				b = med(n[0])
 				lo = a < b ? a : b
 				g[r] = lo > 0 ? 100 * (a > b ? a - b : b - a) / lo : 0
 			}
 			for (i = 0; i < 2000; i++) d[i] = g[i]
 			isort(2000)
 			q = d[1899]
-			k = (n[0] + n[1]) / 2
-			reps = int(k * (q / 2) ^ 2) + 1
+			reps = int(n[0] * (q / 2) ^ 2) + 1
 			if (reps < 2) reps = 2
 			printf "%.1f %d\n", q, reps
 		}'
@@ -429,9 +455,11 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Per"
 		echo "boot (${ib[*]}), the median over its repeats of each run's"
 		echo "average latency (us), and where the run kept every sample (-v), of each run's median"
-		echo "latency; how far the boots are apart; how far the spread of single runs"
-		echo "alone puts two boots apart, 1 time in 20 (noise: two boots drawn from the"
-		echo "runs of both, 2000 times), and how many repeats per boot would bring that"
+		echo "latency; how far the boots with the first boot's QEMU seed are apart, and"
+		echo "the first boots of different QEMU seeds; how far the spread of single runs"
+		echo "alone puts two boots with different QEMU seeds apart, 1 time in 20 (noise: two"
+		echo "boots drawn from the runs of one boot per QEMU seed, 2000 times), and how many"
+		echo "repeats per boot would bring that"
 		echo "to 2%; the seed's average last.  Two loads: the seed's, \`hackbench -g 1 -f $fds1\`,"
 		echo "and three nice-0 CPU hogs (\`schedbench hog\`), whose runs repeat where"
 		echo "hackbench's pipes interleave differently from run to run."
@@ -442,10 +470,13 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 			[19 RTP off]=37151 [19 RTP on]=31045 [19 NORTP off]=18293 [19 NORTP on]=23035)
 		for l in hackbench hogs; do
 			[[ -n $(sel "exp=eevdf ncpus=1 load=$l" avg_us | head -n1) ]] || continue
-			# The boots that ran this load.
+			# The boots that ran this load, and their seeds.
 			lb=()
+			lseed=()
 			for b in "${ib[@]}"; do
-				[[ -n $(sel "boot=$b exp=eevdf load=$l" avg_us | head -n1) ]] && lb+=("$b")
+				[[ -n $(sel "boot=$b exp=eevdf load=$l" avg_us | head -n1) ]] || continue
+				lb+=("$b")
+				lseed+=("$(seed_of "$b")")
 			done
 			for k in avg_us p50_us; do
 				[[ $k == avg_us || -n $(sel "exp=eevdf ncpus=1 load=$l" p50_us | grep -v nan | head -n1) ]] || continue
@@ -455,8 +486,8 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 					echo "Load: $l.  Median latency (the 50th percentile of every wakeup of a run, from cyclictest -v):"
 				fi
 				echo
-				echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")boots apart (%) | noise (%) | repeats for 2% | on/off per boot | seed (avg) |"
-				echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|---|---|"
+				echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")same QEMU seed apart (%) | QEMU seeds apart (%) | noise (%) | repeats for 2% | on/off per boot | seed (avg) |"
+				echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|---|---|---|"
 				for n in -19 0 19; do
 					for rtp in RTP NORTP; do
 						for ri in off on; do
@@ -466,19 +497,28 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 							runs=
 							for i in "${!lb[@]}"; do
 								b=${lb[i]}
-								# This cell's runs, read once: its median here, boot_noise below.
+								# This cell's runs, read once: its median here, and
+								# for boot_noise the runs of one boot per seed.
 								rv=$(sel "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
-								runs+=$(awk -v i="$i" '{ print i, $0 }' <<<"$rv")$'\n'
+								[[ " ${lseed[*]:0:i} " == *" ${lseed[i]} "* ]] ||
+									runs+=$(awk -v i="$i" '{ print i, $0 }' <<<"$rv")$'\n'
 								v=$(stats <<<"$rv" | cut -d' ' -f1)
 								vals+=("$v")
 								row+=" | $v"
 								onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" "$k")" \
 									"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" "$k")")")
 							done
-							apart=$(printf '%s\n' "${vals[@]}" | awk '$1 != "-" { v[n++] = $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
-								END { if (n < 2 || lo <= 0) print "-"; else printf "%.1f", 100 * (hi - lo) / lo }')
+							# The boots of the first boot's seed, and the
+							# first boot of each seed.
+							same=() firsts=() seen=,
+							for i in "${!lb[@]}"; do
+								[[ ${lseed[i]} == "${lseed[0]}" ]] && same+=("${vals[i]}")
+								[[ $seen == *",${lseed[i]},"* ]] && continue
+								seen+=${lseed[i]},
+								firsts+=("${vals[i]}")
+							done
 							noise=$(printf '%s' "$runs" | boot_noise)
-							echo "$row | $apart | ${noise% *} | ${noise#* } | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
+							echo "$row | $(apart "${same[@]}") | $(apart "${firsts[@]}") | ${noise% *} | ${noise#* } | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 						done
 					done
 				done
@@ -492,9 +532,16 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 			done
 		done
 		echo
+		echo "Boots: $(seeds icount-eevdf-hackbench); $(seeds icount-eevdf-hogs)."
+		echo "They use no 9p until the end (run-guest.sh -D), so a boot is a function"
+		echo "of its kernel, initramfs and QEMU seed: the same seed must give the same"
+		echo "figures (within DET_TOL), another QEMU seed is another sample."
+		echo
+		determinism icount-eevdf
+		echo
 		echo "What this mode can show: the scheduling decisions on one runqueue, free of"
-		echo "host stalls, so that a change of the median beyond the boots' distance is"
-		echo "the flag's.  What it cannot: cache and memory effects (instructions are"
+		echo "host stalls, so that a change of the median beyond the noise is the"
+		echo "flag's.  What it cannot: cache and memory effects (instructions are"
 		echo "not cycles), and anything that needs several CPUs."
 		echo
 	} >>"$md"
@@ -562,6 +609,10 @@ if [[ -n $(sel "exp=cost setting=default" pipe_ns_per_op | head -n1) ]]; then
 			sed 's/^/    /' "$res/cost-gate.txt"
 			echo
 		fi
+		echo "Boots: $(seeds cost-patched); $(seeds cost-base)."
+		echo
+		determinism cost
+		echo
 		echo "Resolution: a difference is resolved when it exceeds the spread of the"
 		echo "repeats above.  The pipe round trip and the wakeup latency repeat within"
 		echo "a fraction of a percent; hackbench's 40 tasks interleave differently"

@@ -4,17 +4,26 @@
 # Run the seed experiments A/B, flag on against flag off in one boot, and
 # write a report with tables and plots.
 #
-# Usage: bench/bench.sh [-h] [-q] [-N] [-P] [-r REPS] [-I H,O] [-e BOOTS]
-#                       [-o RESULTS]
+# Usage: bench/bench.sh [-h] [-q] [-N] [-P] [-r REPS] [-I H,O] [-S SEEDS]
+#                       [-e BOOTS] [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
-#               guest, one boot per kernel for cost and icount-eevdf
+#               guest, one boot per kernel for cost
 #   -N          do not slow the little vCPUs down on the host (declared
 #               capacity only)
 #   -r REPS     repeats of each flag setting, alternating (default 5, 2
 #               with -q)
 #   -I H,O      icount-eevdf: H repeats beside hackbench and O beside the
 #               hogs, per boot (default 4,8; 1,1 with -q)
+#   -S SEEDS    the instruction-counted boots' QEMU seeds, comma-separated:
+#               one boot per seed for cost (each kernel; with -q the first
+#               seed only) and for each icount-eevdf load (default 1,1,
+#               with -q too, so that CI checks the determinism).  These boots
+#               are deterministic (scripts/run-guest.sh -D): boots with the
+#               same seed must give the same raw.txt (byte for byte, or
+#               numbers within DET_TOL percent, default 0.1; lib.sh's
+#               kv_same), and the script fails when they do not
+#               (RESULTS/determinism.txt); another seed is another sample
 #   -P          run the instruction-counted boots two at a time, as -q
 #               does; in one short trial on 2 host CPUs it saved little
 #               or nothing: an icount guest keeps two QEMU threads busy
@@ -31,11 +40,10 @@
 #   cost          x86_64-icount (one vCPU, instruction counting): the
 #                 patched kernel at its defaults and at each flag's
 #                 non-default setting, and the unpatched base kernel,
-#                 booted in turn, 2 boots each (1 with -q)
+#                 booted in turn, one boot each per seed (-S)
 #   icount-eevdf  x86_64-icount: eevdf, the 2024 shape on one CPU, beside
-#                 hackbench and beside 3 hogs, 2 boots of each (repeats:
-#                 -I), to show whether the figures repeat (1 boot each
-#                 with -q)
+#                 hackbench and beside 3 hogs, one boot of each per seed
+#                 (-S; repeats: -I)
 # The base kernel is the tree with the series popped, built once into
 # $SCHED_CACHE/out/x86_64-base.
 #
@@ -60,7 +68,8 @@
 # multi-threaded TCG.
 #
 # RESULTS/GUEST-RUN/ has each boot's console.log and bench/ (raw.txt, the
-# tools' logs); RESULTS/summary.md and RESULTS/*.png are the report
+# tools' logs; a boot that did not finish gets the raw.txt lines its
+# console carried); RESULTS/summary.md and RESULTS/*.png are the report
 # (bench/bench-report.sh).  Exits 1 when a boot or experiment failed;
 # the report is written either way.
 set -euo pipefail
@@ -70,17 +79,18 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,/^# multi-threaded TCG\.$/s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# the report is written either way\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
 throttle=1
 par=0
 ireps=
+seeds=
 reps=
 res=
 only=
-while getopts hqNPr:I:e:o: opt; do
+while getopts hqNPr:I:S:e:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
@@ -88,6 +98,7 @@ while getopts hqNPr:I:e:o: opt; do
 	P) par=1 ;;
 	r) reps=$OPTARG ;;
 	I) ireps=$OPTARG ;;
+	S) seeds=$OPTARG ;;
 	e) only=,$OPTARG, ;;
 	o) res=$OPTARG ;;
 	*) usage 2 ;;
@@ -101,6 +112,9 @@ shift $((OPTIND - 1))
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
 [[ -n $ireps ]] || { ireps=4,8; [[ $quick -eq 1 ]] && ireps=1,1; }
 [[ $ireps =~ ^[1-9][0-9]*,[1-9][0-9]*$ ]] || die "bad -I '$ireps' (H,O: two numbers > 0)"
+[[ -n $seeds ]] || seeds=1,1
+[[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma-separated)"
+IFS=, read -ra seedv <<<"$seeds"
 [[ $quick -eq 1 ]] && par=1
 all_boots=",dynamiq,juno,numa,cost,icount-eevdf,"
 for b in ${only//,/ }; do
@@ -116,15 +130,17 @@ COST_GATE_HACKBENCH=${COST_GATE_HACKBENCH:-1.04}
 res=${res:-$REPO/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
 res=$(realpath "$res")
-progress "bench: quick=$quick reps=$reps icount-eevdf reps=$ireps parallel=$par throttle=$throttle, results in $res"
+progress "bench: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds parallel=$par throttle=$throttle, results in $res"
 
-need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio \
+# pax-utils and python3-pyelftools: run-guest.sh -D's lddtree, installed
+# here, before two boots at once could race for dpkg's lock.
+need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio pax-utils python3-pyelftools \
 	gnuplot-nox socat jq gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 "$REPO/scripts/prepare-tree.sh"
 tree=$(tree_dir)
 {
 	base_info
-	echo "mode: quick=$quick reps=$reps icount-eevdf reps=$ireps parallel=$par throttle=$throttle boots=${only:-all}"
+	echo "mode: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds parallel=$par throttle=$throttle boots=${only:-all}"
 } >"$res/base.txt"
 
 base_image=
@@ -203,13 +219,18 @@ trap unthrottle EXIT
 trap 'unthrottle; exit 143' TERM INT
 
 failed=0
-# bopts: options for guest-bench.sh of the next boot, comma-separated.
+# bopts: options for guest-bench.sh of the next boot, comma-separated;
+# ropts: options for run-guest.sh, blank-separated.
 bopts=
+ropts=
 # boot NAME GUEST KERNEL ARCH TIMEOUT REPS EXPERIMENT...
 boot() {
-	local name=$1 g=$2 k=$3 a=$4 t=$5 n=$6 dir rc=0 qpid sock
+	local name=$1 g=$2 k=$3 a=$4 t=$5 n=$6 dir rc=0 qpid sock ro
 	shift 6
+	read -ra ro <<<"$ropts"
 	dir=$res/$name
+	# A clean directory: with run-guest.sh -D its files go into the guest.
+	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$REPO/bench/guest/bench.sh" "$dir/guest-bench.sh"
 	cp "$res/bin-$a/schedbench" "$dir/"
@@ -223,7 +244,7 @@ boot() {
 		qopt=(-Q "$sock")
 	fi
 	progress "bench boot $name: $g, $*"
-	"$REPO/scripts/run-guest.sh" -t "$t" -T "" -r "${rootfs[$a]}" -o "$dir" "${qopt[@]}" \
+	"$REPO/scripts/run-guest.sh" -t "$t" -T "" -r "${rootfs[$a]}" -o "$dir" "${qopt[@]}" "${ro[@]}" \
 		-x "$args" "$g" "$k" "${initrd[$a]}" >"$dir/run.out" 2>&1 &
 	qpid=$!
 	[[ -n $sock ]] && throttle_littles "$g" "$sock" "$dir"
@@ -231,6 +252,12 @@ boot() {
 	unthrottle
 	[[ -n $sock ]] && rm -f "$sock"
 	tail -n1 "$dir/run.out"
+	# A boot that did not finish: its results from the console.
+	if [[ ! -s $dir/bench/raw.txt ]] && grep -q '^SCHEDSERIES-RAW ' "$dir/console.log" 2>/dev/null; then
+		mkdir -p "$dir/bench"
+		tr -d '\r' <"$dir/console.log" | sed -n 's/^SCHEDSERIES-RAW //p' >"$dir/bench/raw.txt"
+		progress "$name: bench/raw.txt recovered from the console ($(wc -l <"$dir/bench/raw.txt") lines)"
+	fi
 	if [[ $rc -ne 0 ]]; then
 		failed=$((failed + 1))
 		tr -d '\r' <"$dir/cmd.out" 2>/dev/null | grep '^bench: FAIL' | tail -n1 || true
@@ -280,16 +307,16 @@ to=2400
 want dynamiq && boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
 [[ $quick -eq 0 ]] && want juno && boot juno arm64-juno "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
 want numa && boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" "$reps" lu pipe eevdf
-# The instruction-counted boots: alternate the two kernels.
-nboot=2
-[[ $quick -eq 1 ]] && nboot=1
+# The instruction-counted boots, deterministic (run-guest.sh -D), one per
+# seed: alternate the two kernels.
 creps=3
 if want cost; then
-	for ((b = 1; b <= nboot; b++)); do
+	for i in "${!seedv[@]}"; do
+		[[ $quick -eq 1 && $i -gt 0 ]] && break
 		for k in patched base; do
 			img=${kernel[x86_64]}
 			[[ $k == base ]] && img=$base_image
-			iboot "cost-$k-$b" x86_64-icount "$img" x86_64 900 "$creps" cost
+			ropts="-D -s ${seedv[i]}" iboot "cost-$k-$((i + 1))" x86_64-icount "$img" x86_64 900 "$creps" cost
 		done
 	done
 fi
@@ -301,14 +328,43 @@ if want icount-eevdf; then
 	# grows with the repeats: 60 s per column beside hackbench and 20 s
 	# beside the hogs, on top of $to.
 	hreps=${ireps%,*} oreps=${ireps#*,}
-	for ((b = 1; b <= nboot; b++)); do
-		bopts=-L,hackbench iboot "icount-eevdf-hackbench-$b" x86_64-icount "${kernel[x86_64]}" x86_64 \
-			"$((to + hreps * 4 * 60))" "$hreps" eevdf
-		bopts=-L,hogs iboot "icount-eevdf-hogs-$b" x86_64-icount "${kernel[x86_64]}" x86_64 \
-			"$((to + oreps * 4 * 20))" "$oreps" eevdf
+	for i in "${!seedv[@]}"; do
+		ropts="-D -s ${seedv[i]}" bopts=-L,hackbench iboot "icount-eevdf-hackbench-$((i + 1))" \
+			x86_64-icount "${kernel[x86_64]}" x86_64 "$((to + hreps * 4 * 60))" "$hreps" eevdf
+		ropts="-D -s ${seedv[i]}" bopts=-L,hogs iboot "icount-eevdf-hogs-$((i + 1))" \
+			x86_64-icount "${kernel[x86_64]}" x86_64 "$((to + oreps * 4 * 20))" "$oreps" eevdf
 	done
 fi
 iboot_wait
+
+# determinism: the instruction-counted boots with the same seed run the
+# same instructions, so their raw.txt must agree (lib.sh's kv_same: byte
+# for byte, or numbers within DET_TOL percent).  RESULTS/determinism.txt
+# has one line per pair; 1 when one differs.
+determinism() {
+	local rc=0 i j kind a b line
+	for kind in cost-patched cost-base icount-eevdf-hackbench icount-eevdf-hogs; do
+		for i in "${!seedv[@]}"; do
+			for ((j = i + 1; j < ${#seedv[@]}; j++)); do
+				[[ ${seedv[i]} == "${seedv[j]}" ]] || continue
+				a=$res/$kind-$((i + 1))/bench/raw.txt b=$res/$kind-$((j + 1))/bench/raw.txt
+				[[ -f $a && -f $b ]] || continue
+				if line=$(kv_same "$a" "$b"); then
+					echo "$kind-$((i + 1)) and $kind-$((j + 1)) (seed ${seedv[i]}): raw.txt $line"
+				else
+					echo "$kind-$((i + 1)) and $kind-$((j + 1)) (seed ${seedv[i]}): raw.txt $line FAIL"
+					rc=1
+				fi
+			done
+		done
+	done
+	return "$rc"
+}
+if ! determinism >"$res/determinism.txt"; then
+	failed=$((failed + 1))
+	progress "bench: boots with the same seed gave different figures, see $res/determinism.txt"
+fi
+[[ -s $res/determinism.txt ]] && sed 's/^/bench: /' "$res/determinism.txt"
 
 # cost_gate: RESULTS/cost-gate.txt, one line per figure; 1 when it fails.
 cost_gate() {

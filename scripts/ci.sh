@@ -12,7 +12,8 @@
 # export for git am and a build after every patch for x86_64 and arm64
 # (default, nostats and nodebugfs configs).  Then the main job, scripts/run-tests.sh,
 # boots every guest into the same RESULTS.  Then the harness fault tests,
-# the mutation test (the behaviour tests must fail on a kernel whose flags
+# the determinism test (scripts/test-determinism.sh: the instruction-
+# counted guest under run-guest.sh -D), the mutation test (the behaviour tests must fail on a kernel whose flags
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
 # delays waking tasks, the features cases on one whose features file
 # misbehaves; every test must SKIP on the unpatched base), a short stress
@@ -22,15 +23,15 @@
 # 1% of the base: its cost gate).  The last line is "N passed, N failed, N skipped"
 # over all of it; the exit status is 1 when anything failed.  A failed
 # host check does not stop the rest.  The Debian roots that the stress,
-# the benchmark and the cost mutant need (scripts/mk-rootfs.sh) are made
-# in the background from the start, and waited for (check "rootfs")
-# before the mutation test.
+# the benchmark, the determinism test and the cost mutant need
+# (scripts/mk-rootfs.sh) are made in the background from the start, and
+# waited for (check "rootfs") before the determinism test.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,27s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# waited for/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
@@ -125,6 +126,7 @@ host_check kselftest-dropped-guest bash -c "KSFT_DROP=lb_classify '$REPO/scripts
 
 host_check faults "$REPO/scripts/test-faults.sh"
 host_check rootfs rootfs_wait
+host_check determinism "$REPO/scripts/test-determinism.sh" -o "$res/determinism"
 host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
 host_check stress "$REPO/stress/stress.sh" -q -o "$res/stress"
 host_check bench "$REPO/bench/bench.sh" -q -o "$res/bench"

@@ -239,6 +239,45 @@ kv_stats() {
 		function f(x) { return sprintf(x >= 1000 || x <= -1000 ? "%.0f" : "%.4g", x) }'
 }
 
+# kv_same A B: do two deterministic runs' "key=value" files agree?  Prints
+# "identical, N lines", or how many lines differ and by how much at most
+# (the largest |a - b| / max(|a|, |b|) of a numeric value, in %); returns
+# 1 when a line differs in anything but numbers or a number moves by more
+# than DET_TOL percent (default 0.1: the largest move seen between boots
+# with the same seed was 0.007%, see README "Deterministic boots").
+kv_same() {
+	if cmp -s "$1" "$2"; then
+		echo "identical, $(wc -l <"$1") lines"
+		return 0
+	fi
+	awk -v tol="${DET_TOL:-0.1}" '
+		function num(x) { return x ~ /^[-+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ }
+		function abs(x) { return x < 0 ? -x : x }
+		FILENAME == ARGV[1] { a[FNR] = $0; na = FNR; next }
+		{ nb = FNR
+		  if (a[FNR] == $0) next
+		  nd++
+		  n1 = split(a[FNR], x, " "); n2 = split($0, y, " ")
+		  if (n1 != n2) { bad = 1; next }
+		  for (i = 1; i <= n1; i++) {
+			if (x[i] == y[i]) continue
+			p = index(x[i], "="); q = index(y[i], "=")
+			k1 = substr(x[i], 1, p - 1); k2 = substr(y[i], 1, q - 1)
+			v1 = substr(x[i], p + 1); v2 = substr(y[i], q + 1)
+			if (!p || k1 != k2 || !num(v1) || !num(v2)) { bad = 1; continue }
+			m = abs(v1) > abs(v2) ? abs(v1) : abs(v2)
+			if (m == 0) continue
+			r = 100 * abs(v1 - v2) / m
+			if (r > worst) { worst = r; wk = k1 }
+		  } }
+		END {
+		  if (na != nb) { printf "DIFFERS: %d lines against %d\n", na, nb; exit 1 }
+		  if (bad) { printf "DIFFERS in %d of %d lines, not only in numbers\n", nd, na; exit 1 }
+		  printf "%d of %d lines differ, by at most %.4f%%%s", nd, na, worst, wk == "" ? "" : " (" wk ")"
+		  if (worst > tol) { printf ", over %s%%\n", tol; exit 1 }
+		  printf ", within %s%%\n", tol }' "$1" "$2"
+}
+
 # guest_arch NAME: the GUEST_ARCH of guests/NAME.conf.
 guest_arch() {
 	[[ -f $REPO/guests/$1.conf ]] || die "unknown guest '$1' (see guests/*.conf)"

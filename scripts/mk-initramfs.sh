@@ -118,6 +118,10 @@ for x in "${extras[@]}"; do
 	cp -a "${x%%:*}/." "$stage/${x#*:}/"
 done
 
+# The same bytes from the same inputs (times zeroed; cpio --reproducible,
+# gzip -n): an instruction-counted guest's boot depends on them.
+find "$stage" -exec touch -h -d @0 {} +
+chmod 755 "$stage"
 mkdir -p "$(dirname "$outfile")"
 (cd "$stage" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --reproducible --quiet) |

@@ -5,7 +5,7 @@
 #
 # Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
 #                             [-T TESTS] [-x CMD] [-r ROOTDIR] [-Q SOCKET]
-#                             GUEST KERNEL INITRAMFS
+#                             [-D] [-s SEED] GUEST KERNEL INITRAMFS
 #
 #   GUEST       a name from guests/ (x86_64-numa, arm64-juno, arm64-dynamiq)
 #               or the path of a .conf
@@ -22,6 +22,22 @@
 #               scripts/mk-rootfs.sh; the guest mounts it at /tools and runs
 #               its programs with their own libraries (see scripts/guest/init.sh)
 #   -Q SOCKET   open a QMP server on the unix SOCKET (for query-cpus-fast)
+#   -D          deterministic run, for instruction-counted guests: the
+#               guest uses no 9p until its tests and command are done.  The
+#               files already in DIR, and with -r the conf's RAM_PROGRAMS
+#               of ROOTDIR with their libraries (lddtree), go into a cpio
+#               archive that the guest gets after INITRAMFS (the two make
+#               DIR/initramfs-ram.img, removed afterwards); the guest
+#               writes /results in RAM and copies it to DIR over 9p at the
+#               end.  A 9p round trip takes host time, which such a guest
+#               sees as its clock jumping, so 9p made its boots differ;
+#               without it, boots with the same kernel, initramfs and seed
+#               run the same (see README, "Deterministic boots").  A guest
+#               that does not finish leaves only its console (where
+#               bench/guest/bench.sh echoes each result line too)
+#   -s SEED     QEMU's -seed (the guest's random numbers, RDRAND included;
+#               default QEMU_SEED of the conf, if any): with -D, another seed
+#               is another sample, the same seed the same run
 #   -v          copy the guest console to stdout as it comes
 #
 # The console goes to DIR/console.log, run_kselftest.sh's TAP to
@@ -40,7 +56,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,36s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# the verdict and/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 timeout=300
@@ -52,7 +68,9 @@ guestcmd=
 rootdir=
 qmp=
 verbose=0
-while getopts hvt:o:c:T:x:r:Q: opt; do
+late=0
+seed=
+while getopts hvt:o:c:T:x:r:Q:Ds: opt; do
 	case $opt in
 	h) usage 0 ;;
 	v) verbose=1 ;;
@@ -63,14 +81,19 @@ while getopts hvt:o:c:T:x:r:Q: opt; do
 	x) guestcmd=$OPTARG ;;
 	r) rootdir=$OPTARG ;;
 	Q) qmp=$OPTARG ;;
+	D) late=1 ;;
+	s) seed=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [[ $# -eq 3 ]] || usage 2
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "bad timeout '$timeout' (seconds, > 0)"
+[[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "bad -s '$seed' (a number)"
 [[ $guestcmd != *[[:space:]]* ]] || die "bad -x '$guestcmd': no spaces, separate arguments with commas"
 guest_load "$1"
+seed=${seed:-${QEMU_SEED:-}}
+[[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "$GUEST_CONF: bad QEMU_SEED '$seed' (a number)"
 kernel=$2
 initramfs=$3
 [[ -f $kernel ]] || die "no kernel image '$kernel'"
@@ -89,8 +112,57 @@ command -v "$QEMU" >/dev/null || die "no $QEMU"
 outdir=${outdir:-$REPO/results/$GUEST_NAME-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 outdir=$(realpath "$outdir")
-rm -f "$outdir"/{console.log,qemu.log,guest.done,verdict.txt,topology.rc,topology.txt} \
-      "$outdir"/*.tap "$outdir"/*.rc "$outdir"/cmd.out "$outdir"/kselftest.*
+rm -f "$outdir"/{console.log,qemu.log,qemu.cmd,guest.done,verdict.txt,topology.rc,topology.txt} \
+      "$outdir"/*.tap "$outdir"/*.rc "$outdir"/cmd.out "$outdir"/kselftest.* \
+      "$outdir"/initramfs-ram.img "$outdir"/lddtree.out
+# -D: the archive of what the guest would otherwise read over 9p, DIR's
+# own files at /results (regular files at its top, not what the harness
+# writes there: run.out is the caller's log) and RAM_PROGRAMS of -r's
+# root with the libraries lddtree finds for them there, appended to
+# INITRAMFS (the kernel unpacks one archive after the other).
+if [[ $late -eq 1 ]]; then
+	ram=$outdir/initramfs-ram.img
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/initramfs-ram.XXXXXX")
+	trap 'rm -rf "$stage"' EXIT
+	# The archive's "." is the guest's /: not mktemp's 0700.
+	chmod 755 "$stage"
+	mkdir -p "$stage/results"
+	find "$outdir" -maxdepth 1 -type f ! -name run.out ! -name console.log ! -name 'qemu.*' \
+		! -name verdict.txt ! -name lddtree.out ! -name guest.done ! -name 'topology.*' \
+		! -name '*.tap' ! -name '*.rc' ! -name cmd.out ! -name 'kselftest.*' \
+		-exec cp -p {} "$stage/results/" \;
+	if [[ -n $rootdir ]]; then
+		[[ -n ${RAM_PROGRAMS:-} ]] || die "$GUEST_CONF: -D with -r needs RAM_PROGRAMS, the programs to take from $rootdir"
+		progs=()
+		for p in $RAM_PROGRAMS; do
+			found=
+			for d in usr/bin usr/sbin bin sbin; do
+				[[ -x $rootdir/$d/$p && ! -d $rootdir/$d/$p ]] && found=/$d/$p && break
+			done
+			[[ -n $found ]] || die "RAM_PROGRAMS: no program '$p' in $rootdir/{usr/bin,usr/sbin,bin,sbin}"
+			progs+=("$found")
+		done
+		need_pkgs pax-utils python3-pyelftools cpio
+		# Debian's python3 has pyelftools; another python3 first on PATH may not.
+		/usr/bin/python3 /usr/bin/lddtree -R "$rootdir" --copy-to-tree "$stage" "${progs[@]}" \
+			>"$outdir/lddtree.out" 2>&1 ||
+			die "lddtree could not gather ${progs[*]} from $rootdir: $(tail -n1 "$outdir/lddtree.out")"
+	fi
+	# The same bytes for the same inputs: times zeroed, names sorted.  Not
+	# compressed, so the guest unpacks it in less of its time; the kernel
+	# takes an uncompressed archive only at a 4-byte boundary, and skips
+	# the zeros before it.
+	find "$stage" -exec touch -h -d @0 {} +
+	{
+		cat "$initramfs"
+		head -c $(((4 - $(stat -c %s "$initramfs") % 4) % 4)) /dev/zero
+		(cd "$stage" && find . -print0 | LC_ALL=C sort -z |
+			cpio --null -o -H newc --owner=0:0 --reproducible --quiet)
+	} >"$ram" || die "could not write $ram"
+	rm -rf "$stage"
+	trap 'rm -f "$ram"' EXIT
+	initramfs=$ram
+fi
 console=$outdir/console.log
 : >"$console"
 
@@ -103,7 +175,8 @@ cmdline+=" schedseries.ncpus=$EXPECT_NCPUS schedseries.nodes=$EXPECT_NODES"
 [[ -n ${EXPECT_ASYM:-} ]] && cmdline+=" schedseries.asym=$EXPECT_ASYM"
 [[ -n $tests ]] && cmdline+=" schedseries.tests=$tests"
 [[ -n $guestcmd ]] && cmdline+=" schedseries.cmd=$guestcmd"
-[[ -n $rootdir ]] && cmdline+=" schedseries.tools=1"
+[[ -n $rootdir && $late -eq 0 ]] && cmdline+=" schedseries.tools=1"
+[[ $late -eq 1 ]] && cmdline+=" schedseries.late=1"
 [[ -n $extra_cmdline ]] && cmdline+=" $extra_cmdline"
 
 qemu=("$QEMU" -machine "$QEMU_MACHINE" -accel "$QEMU_ACCEL" -cpu "$QEMU_CPU"
@@ -123,7 +196,8 @@ if [[ -n ${QEMU_EXTRA:-} ]]; then
 	read -ra extra <<<"$QEMU_EXTRA"
 	qemu+=("${extra[@]}")
 fi
-[[ -n $rootdir ]] &&
+[[ -n $seed ]] && qemu+=(-seed "$seed")
+[[ -n $rootdir && $late -eq 0 ]] &&
 	qemu+=(-fsdev "local,id=tools,path=$rootdir,security_model=none,readonly=on"
 	       -device "$QEMU_9P_DEVICE,fsdev=tools,mount_tag=tools")
 
@@ -171,7 +245,7 @@ progress "$GUEST_NAME: starting QEMU ($QEMU_SMP, timeout ${timeout}s), results i
 start=$(now)
 timeout -k 10 "$timeout" "${qemu[@]}" </dev/null >"$outdir/qemu.log" 2>&1 &
 qpid=$!
-trap 'kill "$qpid" 2>/dev/null || true' EXIT
+trap 'kill "$qpid" 2>/dev/null || true; [[ $late -eq 0 ]] || rm -f "$ram"' EXIT
 
 # Follow the console while QEMU runs: one progress line per stage.
 seen=0
@@ -215,6 +289,7 @@ done
 rc=0
 wait "$qpid" || rc=$?
 trap - EXIT
+[[ $late -eq 0 ]] || rm -f "$ram"
 follow
 wall=$(since "$start")
 progress "$GUEST_NAME: QEMU exited with $rc after ${wall}s"
@@ -247,8 +322,12 @@ if [[ $rc -eq 124 || $rc -eq 137 ]]; then
 fi
 line=$(tr -d '\r' <"$console" | sed -n 's/^SCHEDSERIES-FAIL: topology: //p' | paste -sd';' - | sed 's/;/; /g')
 [[ -n $line ]] && verdict "FAIL $GUEST_NAME: topology mismatch: $line"
-[[ -f $outdir/guest.done ]] ||
+if [[ ! -f $outdir/guest.done ]]; then
+	# With -D the guest may have finished and failed to hand its results over.
+	line=$(tr -d '\r' <"$console" | grep -m1 '^SCHEDSERIES-FAIL: .*9p results share' || true)
+	[[ -n $line ]] && verdict "FAIL $GUEST_NAME: no guest.done: ${line#SCHEDSERIES-FAIL: }"
 	verdict "FAIL $GUEST_NAME: no guest.done (QEMU exit $rc), guest did not finish"
+fi
 failed=()
 summary=()
 for t in ${tests//,/ } ${guestcmd:+cmd}; do

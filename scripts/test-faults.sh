@@ -10,15 +10,16 @@
 #
 # Faults: a patch that does not apply, a KSRC that is not a kernel tree, a
 # config option that does not take effect, a kernel build failure, a
-# missing cross compiler, a missing QEMU, a guest that panics and a guest
-# that hangs.  The guest faults need the x86_64 kernel and initramfs that
+# missing cross compiler, a missing QEMU, a program of a deterministic
+# run (run-guest.sh -D) missing from the tools root, a guest that panics
+# and a guest that hangs.  The guest faults need the x86_64 kernel and initramfs that
 # scripts/run-tests.sh builds; without them they are skipped.  Prints TAP.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,15s/^# \{0,1\}//p' "$0"
+	sed -n '3,/Prints TAP\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 keep=0
@@ -67,7 +68,7 @@ skip() {
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 # A tree that looks like a kernel but where no patch applies.
 fake=$scratch/fake-tree
@@ -101,6 +102,11 @@ sed 's/^QEMU=.*/QEMU=qemu-system-schedseries-none/' "$REPO/guests/x86_64-numa.co
 touch "$scratch/Image" "$scratch/initrd"
 expect_fail no-qemu 30 '^error: no qemu-system-schedseries-none' \
 	"$REPO/scripts/run-guest.sh" -o "$scratch/noqemu" "$scratch/noqemu.conf" \
+	"$scratch/Image" "$scratch/initrd"
+
+mkdir -p "$scratch/emptyroot/usr/bin"
+expect_fail ram-program-missing 30 "^error: RAM_PROGRAMS: no program 'hackbench'" \
+	"$REPO/scripts/run-guest.sh" -D -r "$scratch/emptyroot" -o "$scratch/noprog" x86_64-icount \
 	"$scratch/Image" "$scratch/initrd"
 
 if [[ -f $kernel && -f $initrd ]]; then

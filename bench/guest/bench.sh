@@ -28,12 +28,13 @@
 # exp=, rep= and the flag settings first; each tool's own output is kept
 # in DIR/logs/.  Settings alternate (on,off then off,on) so that drift in
 # the host hits both alike.  Every flag is put back as found.  The tools
-# come from the Debian root at /tools; the helpers (schedbench) from the
-# directory this script is in.
+# come from the Debian root at /tools, or with run-guest.sh -D from the
+# initramfs (RAM_PROGRAMS); the helpers (schedbench) from the directory
+# this script is in.  Each raw.txt line goes to the console too.
 set -u
 
 usage() {
-	sed -n '5,32s/^# \{0,1\}//p' "$0"
+	sed -n '5,/^# this script is in\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
@@ -72,13 +73,31 @@ status() {
 	echo "SCHEDSERIES-BENCH [$(cut -d' ' -f1 /proc/uptime)] $*" >/dev/console
 	echo "bench: $*"
 }
+# record LINE: to raw.txt, and to the console, which keeps the results
+# of a boot that does not finish (with run-guest.sh -D, raw.txt reaches
+# the host only at the end).
 record() {
 	echo "$*" >>"$RAW"
+	echo "SCHEDSERIES-RAW $*" >/dev/console
+}
+# need_tools PROGRAM...: each one on PATH, or the experiment stops.
+need_tools() {
+	for t in "$@"; do
+		command -v "$t" >/dev/null ||
+			die "no $t on PATH (is /tools mounted? with run-guest.sh -D, is it in RAM_PROGRAMS?)"
+	done
 }
 
 [ -x "$SB" ] || die "no $SB"
-for t in sysbench perf hackbench cyclictest; do
-	command -v "$t" >/dev/null || die "no $t on PATH (is /tools mounted?)"
+for e in "$@"; do
+	case $e in
+	misfit) need_tools sysbench ;;
+	lu) ;;
+	pipe) need_tools perf ;;
+	eevdf) need_tools hackbench cyclictest nice taskset timeout killall ;;
+	cost) need_tools hackbench perf cyclictest ;;
+	*) die "unknown experiment '$e'" ;;
+	esac
 done
 
 FEATS0=
@@ -495,10 +514,6 @@ exp_cost() {
 
 echo "guest: $(uname -r) $(ncpus) CPUs, quick=$quick reps=$reps" >>"$out/guest.txt"
 for e in "$@"; do
-	case $e in
-	misfit | lu | pipe | eevdf | cost) ;;
-	*) die "unknown experiment '$e'" ;;
-	esac
 	status "start $e"
 	"exp_$e"
 done

@@ -58,6 +58,8 @@ for slice in $(echo "$slices" | tr : ' '); do
 				fi
 				out=$("$HERE/schedbench" runlen -n "$n" -d "$secs")
 				echo "slice_ns=$slice hogs=$n ri=$ri rep=$r $out"
+				# The console keeps it if the boot does not finish.
+				echo "SCHEDSERIES-RAW slice_ns=$slice hogs=$n ri=$ri rep=$r $out" >/dev/console
 			done
 			r=$((r + 1))
 		done
