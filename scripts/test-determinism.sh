@@ -51,6 +51,9 @@ kernel=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1)
 read -r rootfs initrd < <(tools_userland x86_64)
 [[ -d $rootfs && -f $initrd ]] || die "no Debian root or initramfs for x86_64 (scripts/mk-rootfs.sh)"
 
+# One static schedbench for every boot (the boots must get the same bytes).
+build_schedbench x86_64 "$res/schedbench"
+
 # boot NAME RUN-GUEST-OPTION...: one boot; DIR/NAME/out.txt is what is
 # compared: the load's output, as key=value lines.
 boot() {
@@ -58,7 +61,7 @@ boot() {
 	shift
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	build_schedbench x86_64 "$dir/schedbench"
+	cp "$res/schedbench" "$dir/"
 	cat >"$dir/load.sh" <<-'EOF'
 	#!/bin/sh
 	# The load of scripts/test-determinism.sh: its output is compared.
