@@ -6,36 +6,45 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels check bisect export applies selftests kselftest-tarball lava shellcheck stress bench steady rootfs clean
+.PHONY: help test ci tree kernels checkpatch build-each-patch export applies selftests \
+	kselftest-tarball lava shellcheck stress bench steady rootfs clean check bisect
 
 help:
-	@echo "make test        main job: base tree + series, kernels, guests, selftests, summary"
-	@echo "make ci          everything CI checks (what .ci/run runs)"
-	@echo "make tree        unpack the base (or use KSRC=) and apply patches/ with quilt"
-	@echo "make kernels     build the guest kernels (x86_64, arm64)"
-	@echo "make check       checkpatch.pl --strict on every patch"
-	@echo "make bisect      build after every patch (ARCHS=, VARIANTS=)"
-	@echo "make export      write export/: the series for git am, with a cover letter"
-	@echo "                 (SIGNOFF=\"Name <mail>\": add your Signed-off-by)"
-	@echo "make applies     does the series apply (and build, APPLIES_OPTS=-b) on newer Debian"
-	@echo "                 linux-source packages and KSRC? (APPLIES_OPTS: see scripts/check-applies.sh -h)"
-	@echo "make selftests   build the selftests with kbuild (gen_tar) for x86_64 and arm64, into build/selftests"
+	@echo "make test          the main job: base + series, kernels, guests, selftests, summary"
+	@echo "                   (GUESTS=\"...\", TESTS=\"misfit ...\": only those tests, V=1: stream"
+	@echo "                   each guest's console)"
+	@echo "make ci            everything CI checks (what .ci/run runs)"
+	@echo "make tree          unpack the base (or use KSRC=) and apply patches/ with quilt"
+	@echo "make kernels       build the guest kernels (x86_64, arm64)"
+	@echo "make checkpatch    checkpatch.pl --strict on every patch"
+	@echo "make build-each-patch"
+	@echo "                   build after every patch (ARCHS=\"x86_64 arm64\", VARIANTS=)"
+	@echo "make export        write export/: the series for git am, with a cover letter"
+	@echo "                   (SIGNOFF=\"Name <mail>\": add your Signed-off-by; without it the"
+	@echo "                   patches carry no person's sign-off and must not be sent)"
+	@echo "make applies       does the series apply (and build, APPLIES_OPTS=-b) on newer"
+	@echo "                   Debian linux-source packages and KSRC? (scripts/check-applies.sh -h)"
+	@echo "make selftests     build the selftests with kbuild (gen_tar) into build/selftests"
 	@echo "make kselftest-tarball"
-	@echo "                 kbuild + gen_tar: results/kselftest-{x86_64,arm64}.tar.gz, for run_kselftest.sh -c sched"
-	@echo "make lava        the x86_64 kselftest tarball as a LAVA job, run here by lava-run (root;"
-	@echo "                 installs lava-dispatcher); LAVA_OPTS=-n: schema check and lava-run --validate"
-	@echo "make shellcheck  shellcheck every script"
-	@echo "make stress      debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q: 2 min)"
-	@echo "make bench       the seed experiments A/B in one boot, report in results/bench-*/summary.md"
-	@echo "                 (BENCH_OPTS=-q: quick mode, as CI runs it)"
-	@echo "make steady      RESCHED_INELIGIBLE's steady state: run lengths of equal hogs on one"
-	@echo "                 instruction-counted vCPU, flag off/on (STEADY_OPTS: bench/steady-state.sh -h)"
-	@echo "make rootfs      the Debian tool userland per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
+	@echo "                   results/kselftest-{x86_64,arm64}.tar.gz, for run_kselftest.sh -c sched"
+	@echo "make lava          the x86_64 kselftest tarball as a LAVA job, run by lava-run (root;"
+	@echo "                   installs lava-dispatcher); LAVA_OPTS=-n: validate only, no boot"
+	@echo "make shellcheck    shellcheck every script"
+	@echo "make stress        debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q:"
+	@echo "                   2 min on arm64-dynamiq; stress/stress.sh -h)"
+	@echo "make bench         the seed experiments, flags A/B in one boot, results/bench-*/summary.md"
+	@echo "                   (BENCH_OPTS=-q: quick mode, as CI runs it; bench/bench.sh -h)"
+	@echo "make steady        RESCHED_INELIGIBLE's steady state on one instruction-counted vCPU"
+	@echo "                   (STEADY_OPTS: bench/steady-state.sh -h)"
+	@echo "make rootfs        the Debian tool root per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
+	@echo "make clean         remove build/ and export/ (results/ and SCHED_CACHE are kept)"
 	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-7.3),"
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries"
 
+TESTS ?=
+V ?= 0
 test:
-	scripts/run-tests.sh $(GUESTS)
+	scripts/run-tests.sh $(if $(filter 1,$(V)),-v) $(if $(strip $(TESTS)),-T "$(TESTS)") $(GUESTS)
 
 ci:
 	scripts/ci.sh
@@ -47,12 +56,12 @@ kernels: tree
 	scripts/build-kernel.sh x86_64
 	scripts/build-kernel.sh arm64
 
-check:
+checkpatch:
 	scripts/check-series.sh -c
 
 ARCHS ?= x86_64
 VARIANTS ?= default nostats nodebugfs
-bisect:
+build-each-patch:
 	scripts/check-series.sh $(addprefix -a ,$(ARCHS)) $(addprefix -v ,$(VARIANTS))
 
 export:
@@ -82,9 +91,12 @@ lava:
 shellcheck:
 	shellcheck scripts/*.sh scripts/guest/*.sh bench/*.sh bench/guest/*.sh stress/*.sh stress/guest/*.sh lava/*.sh .ci/run
 
+# GUESTS given to make wins; otherwise -q keeps stress.sh's own choice
+# (arm64-dynamiq, as CI runs it) and a full soak takes the default GUESTS.
 STRESS_OPTS ?=
+stress_guests = $(if $(filter command line environment,$(origin GUESTS)),$(GUESTS),$(if $(filter -q,$(STRESS_OPTS)),,$(GUESTS)))
 stress:
-	stress/stress.sh $(STRESS_OPTS) $(GUESTS)
+	stress/stress.sh $(STRESS_OPTS) $(stress_guests)
 
 BENCH_OPTS ?=
 bench:
@@ -100,3 +112,7 @@ rootfs:
 
 clean:
 	rm -rf build export
+
+# The old names of checkpatch and build-each-patch.
+check bisect:
+	@echo "make $@ is now make $(if $(filter check,$@),checkpatch,build-each-patch)" >&2; exit 2

@@ -55,8 +55,9 @@
 # the gate fails, and so does this script (RESULTS/cost-gate.txt).
 # hackbench's repeats in one boot move together, and the same kernel
 # code gave patched/base ratios up to 1.0183 in CI, so 1.01 failed on
-# noise; 1.04 is about twice that (figures: README, "The cost gate").
-# The pipe round trip and the idle wakeup latency repeat within 0.1-0.3%.
+# noise; 1.04 is about twice that (Documentation/harness/ci.md, "The
+# quick bench and its cost gate").  The pipe round trip repeats within
+# about 0.1% (bench/reference/summary.md, section 5).
 #
 # Under TCG every vCPU runs at the host's speed.  For the arm64 guests the
 # QEMU threads of the little vCPUs (from QMP query-cpus-fast) go into host

@@ -16,13 +16,14 @@
 # fragments ask for is checked, and the build fails naming those that did
 # not take effect.  Builds go through ccache (scripts/kcc.sh: not for a
 # source with .incbin) into O= directories, so only what changed is
-# rebuilt.  Prints the image path on the last line.
+# rebuilt.  Every 30 s of a build a progress line goes to stderr.  Prints
+# the image path on the last line.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,19s/^# \{0,1\}//p' "$0"
+	sed -n '3,20s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 name=
@@ -108,7 +109,24 @@ fi
 target=${target:-${KIMAGE##*/}}
 progress "building $name $target"
 t=$(date +%s)
-run_logged "$out/build.log" "${mk[@]}" -j"$JOBS" "$target" ||
+# A cold build takes minutes: every 30 s a line on stderr says how far it
+# got (kbuild's CC and AS lines in the log so far).
+(
+	trap 'kill "$s" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 30 &
+		s=$!
+		wait "$s"
+		progress "building $name: $(grep -cE '^  (CC|AS) ' "$out/build.log" 2>/dev/null || true) objects compiled, $(($(date +%s) - t))s"
+	done
+) >&2 &
+ticker=$!
+trap 'kill "$ticker" 2>/dev/null || true' EXIT
+rc=0
+run_logged "$out/build.log" "${mk[@]}" -j"$JOBS" "$target" || rc=$?
+kill "$ticker" 2>/dev/null || true
+wait "$ticker" 2>/dev/null || true
+[[ $rc -eq 0 ]] ||
 	die "kernel build failed for $name ($(grep -m1 -E 'error:|Error [0-9]' "$out/build.log" || echo 'see log')), log $out/build.log"
-progress "built $name in $(($(date +%s) - t))s"
+progress "built $name in $(($(date +%s) - t))s, $(grep -cE '^  (CC|AS) ' "$out/build.log" || true) objects compiled"
 echo "$out/$KIMAGE"

@@ -59,7 +59,9 @@ done
 tree=$(tree_dir)
 cd "$tree"
 
-cp_opts=(--strict --quiet --show-types)
+# The patches carry no Signed-off-by: the person who sends them adds one
+# (scripts/export-series.sh, SIGNOFF=), so checkpatch does not ask for it.
+cp_opts=(--strict --quiet --show-types --no-signoff)
 git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || cp_opts+=(--ignore UNKNOWN_COMMIT_ID)
 fail=0
 mapfile -t patches < <(series_list)

@@ -7,8 +7,11 @@
 #
 #   OUTDIR   where the patches go (default: export/ in the repository)
 #
-# SIGNOFF="Name <mail>" adds that Signed-off-by to every patch, after the
-# series' own: whoever sends the series upstream signs it off.
+# SIGNOFF="Name <mail>" adds that Signed-off-by to every patch: the
+# patches in patches/ carry none, since only a person can certify the
+# Developer's Certificate of Origin, and whoever sends the series upstream
+# signs it off.  Without SIGNOFF the export says that its patches must not
+# be sent as they are.
 #
 # The tree is prepared first.  The original of every file the series
 # touches is taken from quilt's backups, committed into a scratch git
@@ -22,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,19s/^# \{0,1\}//p' "$0"
+	sed -n '3,22s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 [[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
@@ -101,3 +104,6 @@ mkrepo "$work/b"
 mapfile -t out < <(find "$outdir" -name '*.patch' ! -name '0000-*' | sort)
 g "$work/b" am -q "${out[@]}" || die "exported series does not apply with git am"
 progress "exported ${#patches[@]} patches and a cover letter to $outdir (git am checked${SIGNOFF:+, signed off by $SIGNOFF})"
+[[ -n ${SIGNOFF:-} ]] ||
+	echo "warning: these patches carry no person's Signed-off-by and must not be sent as they are;" \
+		"export them with SIGNOFF=\"Your Name <you@example.org>\"" >&2

@@ -244,7 +244,8 @@ kv_stats() {
 # (the largest |a - b| / max(|a|, |b|) of a numeric value, in %); returns
 # 1 when a line differs in anything but numbers or a number moves by more
 # than DET_TOL percent (default 0.1: the largest move seen between boots
-# with the same seed was 0.007%, see README "Deterministic boots").
+# with the same seed was 0.007%; see Documentation/harness/harness.md,
+# "Deterministic boots").
 kv_same() {
 	if cmp -s "$1" "$2"; then
 		echo "identical, $(wc -l <"$1") lines"

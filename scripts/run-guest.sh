@@ -32,7 +32,8 @@
 #               end.  A 9p round trip takes host time, which such a guest
 #               sees as its clock jumping, so 9p made its boots differ;
 #               without it, boots with the same kernel, initramfs and seed
-#               run the same (see README, "Deterministic boots").  A guest
+#               run the same (Documentation/harness/harness.md,
+#               "Deterministic boots").  A guest
 #               that does not finish leaves only its console (where
 #               bench/guest/bench.sh echoes each result line too)
 #   -s SEED     QEMU's -seed (the guest's random numbers, RDRAND included;

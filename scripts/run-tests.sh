@@ -5,11 +5,16 @@
 # each guest boots, shows its fair features, runs its selftests, and a
 # summary table follows.
 #
-# Usage: scripts/run-tests.sh [-h] [-o RESULTS] [-t TIMEOUT] [GUEST...]
+# Usage: scripts/run-tests.sh [-h] [-v] [-o RESULTS] [-t TIMEOUT] [-T TESTS]
+#                             [GUEST...]
 #
 #   GUEST       guests/NAME.conf to boot (default: every guest)
 #   -o RESULTS  results directory (default results/YYYYmmdd-HHMMSS)
 #   -t TIMEOUT  seconds per guest before QEMU is killed (default 900)
+#   -T TESTS    run only these selftests (space or comma separated), on the
+#               guests whose GUEST_TESTS name them; a guest that runs none
+#               of them is not booted, and its kernel not built
+#   -v          stream each guest's console to stdout as it runs
 #
 # Environment: KSRC=/path uses that kernel tree instead of Debian's
 # linux-source-7.3; SCHED_CACHE (default /var/cache/schedseries) holds the
@@ -31,16 +36,20 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,28s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# boot; the exit status/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 res=
 timeout=900
-while getopts ho:t: opt; do
+only=
+verbose=()
+while getopts hvo:t:T: opt; do
 	case $opt in
 	h) usage 0 ;;
+	v) verbose=(-v) ;;
 	o) res=$OPTARG ;;
 	t) timeout=$OPTARG ;;
+	T) only=${OPTARG//,/ } ;;
 	*) usage 2 ;;
 	esac
 done
@@ -53,6 +62,33 @@ fi
 for g in "${guests[@]}"; do
 	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
 done
+
+# -T: each guest runs the tests of its GUEST_TESTS that TESTS names.
+declare -A guest_tests
+if [[ -n ${only// /} ]]; then
+	known=$(find "$REPO/tools/testing/selftests/sched" -maxdepth 1 -name '*.c' -printf '%f\n' |
+		sed 's/\.c$//' | sort | tr '\n' ' ')
+	for t in $only; do
+		[[ " $known" == *" $t "* ]] || die "unknown test '$t' (tests: ${known% })"
+	done
+	kept=()
+	for g in "${guests[@]}"; do
+		sel=
+		gt=$(sed -n 's/^GUEST_TESTS="\(.*\)"$/\1/p' "$REPO/guests/$g.conf")
+		for t in $gt; do
+			[[ " $only " == *" $t "* ]] && sel+=${sel:+ }$t
+		done
+		if [[ -n $sel ]]; then
+			kept+=("$g")
+			guest_tests[$g]=$sel
+		else
+			progress "$g runs none of: $only (not booted)"
+		fi
+	done
+	[[ ${#kept[@]} -gt 0 ]] ||
+		die "no guest of '${guests[*]}' runs '$only' (see GUEST_TESTS in guests/*.conf)"
+	guests=("${kept[@]}")
+fi
 
 res=${res:-$REPO/results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
@@ -88,8 +124,10 @@ for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	mkdir -p "$res/$g"
 	wait_host_idle "$g" || echo "host busy before boot: $HOST_BUSY%" >"$res/$g/host-busy.txt"
-	"$REPO/scripts/run-guest.sh" -t "$timeout" -o "$res/$g" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
-		true
+	tsel=()
+	[[ -n ${guest_tests[$g]:-} ]] && tsel=(-T "${guest_tests[$g]}")
+	"$REPO/scripts/run-guest.sh" "${verbose[@]}" "${tsel[@]}" -t "$timeout" -o "$res/$g" \
+		"$g" "${kernel[$a]}" "${initrd[$a]}" || true
 	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |
 		sed -n '/^=== sched features/{n;p;q}' |
 		grep -oE '(NO_)?(MISFIT|LB_CLASSIFY|SIS_ASYM_PREV|RESCHED_INELIGIBLE|RUN_TO_PARITY|PREEMPT_SHORT)\b' |

@@ -16,30 +16,30 @@
  * with NO_SIS_ASYM_PREV no shortcut may be taken at all, with
  * SIS_ASYM_PREV the ping-pong wakeups must take some.
  *
- * On the arm64 guests (QEMU 7.2 TCG, CONFIG_JUMP_LABEL=y) a run now and
- * then behaved as the setting before the write for the whole run, both
- * ways, while the features file read back the setting written: 9 of
- * about 6070 runs on arm64-juno, in a CI run and in stresses of short
- * runs.  In six of them the branch site in guest memory, read over QMP,
- * held the instruction of the setting written and the key count was
- * right; a run 8 s later with no write in between behaved as the old
- * setting again, also on other CPUs; in five, writing MISFIT off and on
- * (its branch sits on the same 4-KiB page) did not end it either;
- * writing SIS_ASYM_PREV again did, in all six.  So it looks like QEMU
- * went on executing a translation of the old instruction.  Such a run
- * (with NO_SIS_ASYM_PREV: more shortcuts than scans) is repeated once
- * after writing the other setting and this one again, which ended it in
- * every case seen; the checks apply to the repeat, and more than one
- * such run in the test fails it.
+ * On QEMU 7.2 arm64 TCG guests (CONFIG_JUMP_LABEL=y) about one run in
+ * 700 (9 of about 6070 runs, on a guest of 2 big and 4 little CPUs)
+ * behaved as the setting before the write for the whole run, both ways,
+ * while the features file read back the setting written.  In the six
+ * that were examined over QMP, the branch site in guest memory held the
+ * instruction of the setting written and the key count was right; a run
+ * 8 s later with no write in between behaved as the old setting again,
+ * also on other CPUs; in five, writing MISFIT off and on (its branch sits
+ * on the same 4-KiB page) did not end it either; writing SIS_ASYM_PREV
+ * again did, in all six.  So it looks like QEMU went on executing a
+ * translation of the old instruction.  Such a run (with NO_SIS_ASYM_PREV:
+ * more shortcuts than scans) is repeated once after writing the other
+ * setting and this one again, which ended it in every case seen; the
+ * checks apply to the repeat, and more than one such run in the test
+ * fails it.
  */
 #include <pthread.h>
 #include "sched_feat.h"
 
 /*
  * A run ends after ROUND_TRIPS or RUN_LIMIT_MS.  On the arm64 guests the
- * limit ends every run (3000-10000 round trips in 4 s in a CI run of
- * 7.3.4, 0-1.3 against 1790-1920 migrations per 1000 round trips), so 2 s
- * still leaves hundreds of round trips, and halves the test's 40 s.
+ * limit ends every run (3000-10000 round trips in 4 s on 7.3.4, 0-1.3
+ * against 1790-1920 migrations per 1000 round trips), so 2 s still
+ * leaves hundreds of round trips, and halves the test's 40 s.
  */
 #define ROUND_TRIPS	10000
 #define RUN_LIMIT_MS	2000
