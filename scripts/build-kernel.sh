@@ -5,7 +5,7 @@
 #
 # Usage: scripts/build-kernel.sh [-h] [-n NAME] [-t TARGET] ARCH [FRAGMENT...]
 #
-#   ARCH        x86_64 or arm64
+#   ARCH        x86_64, arm64, or i386 (32-bit, for the bisect: no guest)
 #   FRAGMENT    extra Kconfig fragments, merged after configs/common.config
 #               and configs/ARCH.config (later ones win)
 #   -n NAME     output directory name under $SCHED_CACHE/out, or the KSRC

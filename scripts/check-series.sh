@@ -7,7 +7,7 @@
 # Usage: scripts/check-series.sh [-h] [-c] [-a ARCH]... [-v VARIANT]...
 #
 #   -c          checkpatch only, no builds
-#   -a ARCH     architecture to build (x86_64, arm64; repeatable;
+#   -a ARCH     architecture to build (x86_64, arm64, i386; repeatable;
 #               default x86_64)
 #   -v VARIANT  config variant (repeatable; default all three):
 #                 default  common + ARCH configs, full image

@@ -9,8 +9,8 @@
 #
 # Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
 # shell linter on every script, checkpatch.pl --strict on every patch, the
-# export for git am and a build after every patch for x86_64 and arm64
-# (default, nostats and nodebugfs configs).  Then the main job, scripts/run-tests.sh,
+# export for git am and a build after every patch for x86_64, arm64 and
+# 32-bit i386 (default, nostats and nodebugfs configs).  Then the main job, scripts/run-tests.sh,
 # boots every guest into the same RESULTS.  Then the harness fault tests,
 # the determinism test (scripts/test-determinism.sh: the instruction-
 # counted guest under run-guest.sh -D), the mutation test (the behaviour tests must fail on a kernel whose flags
@@ -110,6 +110,7 @@ host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
 host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64
+host_check bisect-i386 "$REPO/scripts/check-series.sh" -a i386
 host_check kselftest-tarball "$REPO/scripts/kselftest-tarball.sh" -o "$res"
 # The tarball's check must name a test that the Makefile no longer builds.
 host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/scripts/kselftest-tarball.sh' \

@@ -161,8 +161,11 @@ arch_vars() {
 	arm64)
 		KARCH=arm64 CROSS=${CROSS_COMPILE_ARM64:-aarch64-linux-gnu-}
 		KIMAGE=arch/arm64/boot/Image ;;
+	i386)
+		# 32-bit x86, with the host's compiler (-m32): kernel builds only.
+		KARCH=i386 CROSS='' KIMAGE=arch/x86/boot/bzImage ;;
 	*)
-		die "unknown architecture '$1' (x86_64 or arm64)" ;;
+		die "unknown architecture '$1' (x86_64, arm64 or i386)" ;;
 	esac
 }
 
