@@ -232,7 +232,7 @@ mutate_dbg "accept unknown names" \
 	's/(__SCHED_FEAT_NR, cmp\);\n\tif \(i < 0\)\n\t\treturn) i;/$1 0;/'
 # shellcheck disable=SC2016
 mutate_dbg "ignore or cross-wire flag writes" \
-	's/\n(\tif \(neg\) \{\n\t\tsysctl_sched_features &=)/
+	's/\n(\tif \(neg\) \{\n\t\tWRITE_ONCE\(sysctl_sched_features,)/
 	if (i == __SCHED_FEAT_MISFIT ||
 	    (i == __SCHED_FEAT_SIS_ASYM_PREV && neg) ||
 	    (i == __SCHED_FEAT_RESCHED_INELIGIBLE && !neg))
