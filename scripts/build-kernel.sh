@@ -111,13 +111,14 @@ progress "building $name $target"
 t=$(date +%s)
 # A cold build takes minutes: every 30 s a line on stderr says how far it
 # got (kbuild's CC and AS lines in the log so far).
+objects() { grep -cE '^  (CC|AS) ' "$out/build.log" 2>/dev/null || true; }
 (
 	trap 'kill "$s" 2>/dev/null; exit 0' TERM
 	while :; do
 		sleep 30 &
 		s=$!
 		wait "$s"
-		progress "building $name: $(grep -cE '^  (CC|AS) ' "$out/build.log" 2>/dev/null || true) objects compiled, $(($(date +%s) - t))s"
+		progress "building $name: $(objects) objects compiled, $(($(date +%s) - t))s"
 	done
 ) >&2 &
 ticker=$!
@@ -128,5 +129,5 @@ kill "$ticker" 2>/dev/null || true
 wait "$ticker" 2>/dev/null || true
 [[ $rc -eq 0 ]] ||
 	die "kernel build failed for $name ($(grep -m1 -E 'error:|Error [0-9]' "$out/build.log" || echo 'see log')), log $out/build.log"
-progress "built $name in $(($(date +%s) - t))s, $(grep -cE '^  (CC|AS) ' "$out/build.log" || true) objects compiled"
+progress "built $name in $(($(date +%s) - t))s, $(objects) objects compiled"
 echo "$out/$KIMAGE"

@@ -10,8 +10,8 @@
 # Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
 # shell linter on every script, checkpatch.pl --strict on every patch, the
 # export for git am and a build after every patch for x86_64, arm64 and
-# 32-bit i386 (default, nostats and nodebugfs configs).  Then the main job, scripts/run-tests.sh,
-# boots every guest into the same RESULTS.  Then the harness fault tests,
+# 32-bit i386 (default, nostats and nodebugfs configs).  Then the main
+# job, scripts/run-tests.sh, boots every guest into the same RESULTS.  Then the harness fault tests,
 # the determinism test (scripts/test-determinism.sh: the instruction-
 # counted guest under run-guest.sh -D), the mutation test (the behaviour tests must fail on a kernel whose flags
 # do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
