@@ -8,8 +8,9 @@
 #                        [GUEST...]
 #
 #   GUEST       guests/NAME.conf to boot, one after the other (default:
-#               every guest with more than one CPU, since the stress takes
-#               CPUs offline; with -q, arm64-dynamiq)
+#               every x86_64 and arm64 guest with more than one CPU, since
+#               the stress takes CPUs offline and needs a Debian tools
+#               root, scripts/mk-rootfs.sh; with -q, arm64-dynamiq)
 #   -m MIN      minutes of stress per guest (default 5; 2 with -q)
 #   -q          quick mode for CI: 2 minutes on one guest
 #   -s SEED     seed of the in-guest random choices (default random; it is
@@ -18,6 +19,8 @@
 #               killed: boot, wind-down (default 900)
 #   -o RESULTS  results directory (default results/stress-YYYYmmdd-HHMMSS)
 #
+# For each guest, stress/guest/flipper.c is built static for its
+# architecture into RESULTS/GUEST, where the guest's driver runs it.
 # For each architecture: the ARCH-debug kernel (configs/debug.config over
 # common and ARCH: lockdep, atomic-sleep and list checks, lockup and
 # hung-task panics; plus configs/debug-kasan.config on x86_64 only, as
@@ -39,7 +42,7 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,34s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# status is 1 when a guest failed/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 minutes=
@@ -73,6 +76,7 @@ if [[ ${#guests[@]} -eq 0 ]]; then
 		guests=(arm64-dynamiq)
 	else
 		mapfile -t guests < <(grep -L '^QEMU_SMP=1$' "$REPO"/guests/*.conf |
+			xargs grep -lE '^GUEST_ARCH=(x86_64|arm64)$' |
 			sed 's|.*/||; s/\.conf$//' | sort)
 	fi
 fi
@@ -116,6 +120,7 @@ for g in "${guests[@]}"; do
 	dir=$res/$g
 	mkdir -p "$dir"
 	cp "$REPO/stress/guest/stress.sh" "$dir/guest-stress.sh"
+	build_static "$a" stress/guest/flipper.c "$dir/flipper"
 	rc=0
 	"$REPO/scripts/run-guest.sh" -t $((secs + extra)) -T "" -r "${rootfs[$a]}" -o "$dir" \
 		-x "/results/guest-stress.sh,-d,$secs,-s,$seed" "$g" "${kernel[$a]}" "${initrd[$a]}" ||

@@ -16,9 +16,11 @@
 # start on the smallest-capacity CPUs (arm64) or the last node (x86_64),
 # sysbench cpu with 1 thread and stress-ng --switch 1, all bounded by SECS.
 # Meanwhile four chaos loops at nice -10, each with its own random stream:
-#   flips     one of MISFIT LB_CLASSIFY SIS_ASYM_PREV RESCHED_INELIGIBLE
-#             RUN_TO_PARITY or schedstats set on or off every 10-50 ms,
-#             checked in the features file; feat_stats read every 16th;
+#   flips     flipper (flipper.c, next to this script): one of MISFIT
+#             LB_CLASSIFY (twice as often) SIS_ASYM_PREV RESCHED_INELIGIBLE
+#             RUN_TO_PARITY or schedstats set on or off after a random
+#             gap of 0-5 ms, checked in the features file; feat_stats
+#             read every 16th;
 #   hotplug   offline, hold 0.1-1 s, online: one CPU, every CPU of one
 #             capacity (arm64) or one NUMA node (x86_64), or all of them;
 #             never CPU0;
@@ -38,7 +40,7 @@
 set -u
 
 usage() {
-	sed -n '5,38s/^# \{0,1\}//p' "$0"
+	sed -n '5,/^# CPU, allowed CPUs/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 dur=300
@@ -64,6 +66,7 @@ STATS=/proc/sys/kernel/sched_schedstats
 CG=/sys/fs/cgroup
 SYS=/sys/devices/system/cpu
 KNOBS="MISFIT LB_CLASSIFY SIS_ASYM_PREV RESCHED_INELIGIBLE RUN_TO_PARITY"
+FLIPPER=${0%/*}/flipper
 
 die() {
 	echo "stress: FAIL $*"
@@ -159,37 +162,6 @@ cpu_online() {
 		usleep 200000
 	done
 	return 1
-}
-
-flipper() {
-	flips=0 reads=0
-	while read -r r && [ ! -e "$W/stop" ]; do
-		k=$((r % 6))
-		on=$((r / 6 % 2))
-		if [ "$k" = 5 ]; then
-			echo "$on" >"$STATS" || err "cannot write $on to $STATS"
-			read -r got <"$STATS"
-			[ "$got" = "$on" ] || err "schedstats is $got after writing $on"
-		else
-			# shellcheck disable=SC2086 # split on purpose
-			set -- $KNOBS
-			shift "$k"
-			name=$1
-			[ "$on" = 1 ] || name=NO_$1
-			echo "$name" >"$FEATS" || err "cannot write $name to $FEATS"
-			read_flags
-			case "$FLAGS " in
-			*" $name "*) ;;
-			*) err "features has '$FLAGS' after writing $name" ;;
-			esac
-		fi
-		flips=$((flips + 1))
-		if [ $((flips % 16)) = 0 ]; then
-			while read -r _; do :; done <"$FSTATS" && reads=$((reads + 1))
-		fi
-		echo "flips=$flips feat_stats_reads=$reads" >"$W/count.flips"
-		usleep $((10000 + r / 12 % 40001))
-	done
 }
 
 hotplugger() {
@@ -357,6 +329,7 @@ cd "$W" || die "cannot cd to $W"
 for t in hackbench sysbench stress-ng; do
 	[ -x "$T/$t" ] || die "no $T/$t (is the tools root shared, run-guest.sh -r?)"
 done
+[ -x "$FLIPPER" ] || die "no $FLIPPER (stress/stress.sh builds it from flipper.c)"
 { "$T/hackbench" -g 1 -f 1 -l 1 >"$W/smoke" 2>&1 && grep -q '^Time:' "$W/smoke"; } ||
 	die "hackbench does not run: $(head -n1 "$W/smoke")"
 "$T/sysbench" --version >"$W/smoke" 2>&1 || die "sysbench does not run: $(head -n1 "$W/smoke")"
@@ -444,7 +417,11 @@ SN=$!
 # Chaos, at nice -10 (inherited from this shell): under TCG with KASAN the
 # workloads would otherwise starve the loops that do the flipping.
 renice -n -10 -p $$ >/dev/null || err "cannot renice the chaos loops"
-(rng "$seed" | flipper) &
+# The flipper is C (flipper.c, built by stress/stress.sh): a shell loop
+# that shares the slow guest with the workloads flips far too rarely.
+( "$FLIPPER" -s "$seed" -c "$W/count.flips" "$W/stop" 2>"$W/flipper.err"
+  rc=$?
+  [ "$rc" = 0 ] || err "flipper exit $rc: $(cat "$W/flipper.err")" ) &
 L_FLIP=$!
 (rng $((seed + 1)) | hotplugger) &
 L_HOT=$!
