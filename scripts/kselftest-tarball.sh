@@ -6,7 +6,7 @@
 #
 # Usage: scripts/kselftest-tarball.sh [-h] [-g] [-n] [-o DIR] [ARCH...]
 #
-#   ARCH     x86_64 and/or arm64 (default: both)
+#   ARCH     x86_64, arm64 and/or i386 (default: x86_64 arm64)
 #   -o DIR   where kselftest-ARCH.tar.gz goes (default results/)
 #   -g       also make the guest root for it, for scripts/mk-initramfs.sh:
 #            $SCHED_CACHE/kselftest/ARCH/guest, with the tarball unpacked
@@ -29,7 +29,7 @@
 # debootstrap of some 330 MB that only the bench and stress need; the
 # test initramfs is 4 MB and boots in seconds).  KHDR_INCLUDES
 # is empty: the tests need only the C library's kernel headers (libc6-dev,
-# libc6-dev-arm64-cross).  The tarball holds
+# libc6-dev-arm64-cross, libc6-dev-i386-cross).  The tarball holds
 # run_kselftest.sh, kselftest-list.txt and sched/ (our five tests, the
 # upstream cs_prctl_test, config and settings).  On a board or VM booted
 # with the patched kernel:
@@ -70,11 +70,14 @@ shift $((OPTIND - 1))
 archs=("$@")
 [[ ${#archs[@]} -gt 0 ]] || archs=(x86_64 arm64)
 for a in "${archs[@]}"; do
-	[[ $a == x86_64 || $a == arm64 ]] || die "unknown architecture '$a' (x86_64 or arm64)"
+	[[ $a == x86_64 || $a == arm64 || $a == i386 ]] ||
+		die "unknown architecture '$a' (x86_64, arm64 or i386)"
+	arch_vars "$a"
+	# shellcheck disable=SC2086 # a list of packages
+	need_pkgs $UPKGS
 done
 
-need_pkgs make rsync gcc libc6-dev
-[[ " ${archs[*]} " == *" arm64 "* ]] && need_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+need_pkgs make rsync
 "$REPO/scripts/prepare-tree.sh" >/dev/null
 tree=$(tree_dir)
 mkdir -p "$outdir" || die "cannot create '$outdir'"
@@ -138,7 +141,7 @@ for a in "${archs[@]}"; do
 	make -C "$src/tools/testing/selftests" TARGETS=sched clean >"$log" 2>&1 ||
 		die "make clean failed for $a, see $log"
 	LC_ALL=C make -C "$src/tools/testing/selftests" TARGETS=sched ARCH="$KARCH" \
-		CROSS_COMPILE="$CROSS" LDFLAGS=-static KHDR_INCLUDES= \
+		CROSS_COMPILE="$UCROSS" LDFLAGS=-static KHDR_INCLUDES= \
 		KSFT_INSTALL_PATH="$inst" gen_tar >>"$log" 2>&1 ||
 		die "kselftest gen_tar failed for $a, see $log"
 	# Our tests build with -Wall -Wextra (the selftests Makefile): a

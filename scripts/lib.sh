@@ -129,6 +129,7 @@ deb_get() {
 	case $2 in
 	x86_64) darch=amd64 ;;
 	arm64) darch=arm64 ;;
+	i386) darch=i386 ;;
 	*) die "deb_get: unknown architecture '$2'" ;;
 	esac
 	mkdir -p "$CACHE/debs"
@@ -153,17 +154,24 @@ deb_get() {
 	echo "${debs[-1]}"
 }
 
-# Cross prefix and image name per architecture.
+# Per architecture: KARCH, CROSS (the kernel's cross prefix), UCROSS (the
+# guest programs' compiler prefix, with the packages that give it in
+# UPKGS) and KIMAGE.
 arch_vars() {
 	case $1 in
 	x86_64)
-		KARCH=x86_64 CROSS='' KIMAGE=arch/x86/boot/bzImage ;;
+		KARCH=x86_64 CROSS='' UCROSS='' UPKGS='gcc libc6-dev'
+		KIMAGE=arch/x86/boot/bzImage ;;
 	arm64)
-		KARCH=arm64 CROSS=${CROSS_COMPILE_ARM64:-aarch64-linux-gnu-}
+		KARCH=arm64 CROSS=${CROSS_COMPILE_ARM64:-aarch64-linux-gnu-} UCROSS=$CROSS
+		UPKGS='gcc-aarch64-linux-gnu libc6-dev-arm64-cross'
 		KIMAGE=arch/arm64/boot/Image ;;
 	i386)
-		# 32-bit x86, with the host's compiler (-m32): kernel builds only.
-		KARCH=i386 CROSS='' KIMAGE=arch/x86/boot/bzImage ;;
+		# 32-bit x86: the kernel with the host's compiler (-m32), the
+		# static guest programs with Debian's i686 cross compiler.
+		KARCH=i386 CROSS='' UCROSS=i686-linux-gnu-
+		UPKGS='gcc-i686-linux-gnu libc6-dev-i386-cross'
+		KIMAGE=arch/x86/boot/bzImage ;;
 	*)
 		die "unknown architecture '$1' (x86_64, arm64 or i386)" ;;
 	esac
@@ -215,11 +223,19 @@ install_new_files() {
 	done
 }
 
+# build_static ARCH SRC OUT: the guest program SRC (relative to the
+# repository), static, for ARCH.
+build_static() {
+	arch_vars "$1"
+	# shellcheck disable=SC2086 # a list of packages
+	need_pkgs $UPKGS
+	"${UCROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -o "$3" \
+		"$REPO/$2" || die "$2 does not build for $1"
+}
+
 # build_schedbench ARCH OUT: bench/schedbench.c, static, for ARCH.
 build_schedbench() {
-	arch_vars "$1"
-	"${CROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -o "$2" \
-		"$REPO/bench/schedbench.c" || die "bench/schedbench.c does not build for $1"
+	build_static "$1" bench/schedbench.c "$2"
 }
 
 # kv_sel FILE FILTER KEY: the KEY values of the "k=v ..." lines of FILE

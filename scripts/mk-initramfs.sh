@@ -5,7 +5,7 @@
 #
 # Usage: scripts/mk-initramfs.sh [-h] [-f] ARCH OUTFILE [EXTRA...]
 #
-#   ARCH       x86_64 or arm64: which static busybox goes in
+#   ARCH       x86_64, arm64 or i386: which static busybox goes in
 #   OUTFILE    the .cpio.gz to write; OUTFILE.hash records its inputs
 #   EXTRA      DIR       copy DIR's contents over the initramfs root
 #                        (so DIR/opt/kselftest becomes /opt/kselftest,
@@ -16,15 +16,16 @@
 # The initramfs holds /bin/busybox (applets installed at boot),
 # scripts/guest/init.sh as /init and whatever EXTRA adds.  The
 # x86_64 busybox comes from the host's busybox-static package; the arm64
-# one from busybox-static:arm64, downloaded once with apt-get download
-# (after dpkg --add-architecture arm64) and cached under $SCHED_CACHE/debs.
+# and i386 ones from busybox-static:ARCH, downloaded once with apt-get
+# download (after dpkg --add-architecture) and cached under
+# $SCHED_CACHE/debs.
 # Nothing is rebuilt when the hash of all inputs matches OUTFILE.hash.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,21s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# Nothing is rebuilt/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 force=0
@@ -58,15 +59,15 @@ need_pkgs cpio gzip
 
 # busybox_path ARCH : print the path of a static busybox for ARCH.
 busybox_path() {
-	local deb dir=$CACHE/busybox-arm64
+	local deb dir=$CACHE/busybox-$1
 	case $1 in
 	x86_64)
 		need_pkgs busybox-static
 		echo /bin/busybox
 		;;
-	arm64)
+	arm64 | i386)
 		if [[ ! -x $dir/bin/busybox ]]; then
-			deb=$(deb_get busybox-static arm64)
+			deb=$(deb_get busybox-static "$1")
 			rm -rf "$dir.tmp"
 			dpkg -x "$deb" "$dir.tmp" || die "dpkg -x $deb failed"
 			rm -rf "$dir"
@@ -79,10 +80,10 @@ busybox_path() {
 busybox=$(busybox_path "$arch")
 [[ -x $busybox ]] || die "no busybox at '$busybox'"
 
-# ELF e_machine must match: 0x3e x86_64, 0xb7 aarch64.
+# ELF e_machine must match: 0x3e x86_64, 0xb7 aarch64, 0x03 i386.
 machine=$(od -An -tx2 -j18 -N2 "$busybox" | tr -d ' ')
 case $arch:$machine in
-x86_64:003e | arm64:00b7) ;;
+x86_64:003e | arm64:00b7 | i386:0003) ;;
 *) die "$busybox is ELF machine 0x$machine, not $arch" ;;
 esac
 

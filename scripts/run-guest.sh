@@ -7,7 +7,7 @@
 #                             [-T TESTS] [-x CMD] [-r ROOTDIR] [-Q SOCKET]
 #                             [-D] [-s SEED] GUEST KERNEL INITRAMFS
 #
-#   GUEST       a name from guests/ (x86_64-numa, arm64-juno, arm64-dynamiq)
+#   GUEST       a name from guests/ (guests/NAME.conf)
 #               or the path of a .conf
 #   KERNEL      bzImage or Image, e.g. from scripts/build-kernel.sh
 #   INITRAMFS   from scripts/mk-initramfs.sh

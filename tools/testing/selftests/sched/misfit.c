@@ -61,6 +61,13 @@ static void *spin(void *arg)
 	s->cpu_before = -1;
 	prev = sf_now_ns();
 	for (;;) {
+		/*
+		 * The CPU first, then the time: a CPU counts as seen before
+		 * t_open only if it was read before then.  (Read the other
+		 * way round, a move right at t_open, between the two reads,
+		 * put the new CPU before it.)
+		 */
+		cpu = sched_getcpu();
 		now = sf_now_ns();
 		if (now >= s->t_stop)
 			break;
@@ -70,7 +77,6 @@ static void *spin(void *arg)
 				return NULL;
 			prev = now;
 		}
-		cpu = sched_getcpu();
 		on_big = cpu >= 0 && CPU_ISSET(cpu, s->big);
 		after = now >= s->t_open;
 		if (after && s->cpu_at_open < 0)
@@ -279,8 +285,8 @@ TEST_F(misfit, seed_shape)
 			    !CPU_ISSET(s[i].cpu_before, &self->big);
 		uint64_t d = s[i].first_big ? (s[i].first_big - t_end) / 1000000 : 0;
 
-		TH_LOG("unpinned %d: %llu%% on bigs while they were busy, %llu%% after; first on a big %s%llu ms after they freed up",
-		       i - nbig,
+		TH_LOG("unpinned %d: last on cpu%d before, %llu%% on bigs while they were busy, %llu%% after; first on a big %s%llu ms after they freed up",
+		       i - nbig, s[i].cpu_before,
 		       (unsigned long long)(100 * s[i].ns_big_before / (s[i].ns_all_before ?: 1)),
 		       (unsigned long long)(100 * s[i].ns_big_after / (s[i].ns_all_after ?: 1)),
 		       s[i].first_big ? "" : "never, ", (unsigned long long)d);
