@@ -7,8 +7,9 @@
  * (see the 2019 "rework the CFS load balance" thread): W worker threads do
  * 3 ms of CPU work then meet at a spinning barrier (lu.C's OpenMP threads
  * spin while they wait), over and over, while two CPU hogs run in another
- * cgroup (GROUP) or the same one (NORMAL).  W = CPUs - 2, so in a
- * balanced system every CPU has exactly one task.  In GROUP the workers'
+ * cgroup (GROUP) or the same one (NORMAL).  W = CPUs - 2 (the CPUs the
+ * test may use: its affinity, less isolated CPUs), so in a balanced
+ * system every CPU has exactly one task.  In GROUP the workers'
  * cgroup has cpu.weight 1: each worker's load is then below the number of
  * CPUs of a node, as the 76 lu threads' load (1024 / 76) was below the 20
  * CPUs of the seed's nodes.  The workers start on one CPU, so that there
@@ -17,12 +18,15 @@
  * to its NUMA node.
  *
  * What the flag must change follows from the code, not from one guest:
- * - On any shape with at least NR_HOGS + 2 CPUs, the path: with
- *   LB_CLASSIFY every imbalance is computed by
- *   sched_balance_find_src_group() (the lb_busiest_* counters), with
- *   NO_LB_CLASSIFY every one by the v5.4 rules (lb_avg_load_fallback).
- *   Each run must move its own side's counters and leave the other's
- *   alone.  This needs feat_stats (CONFIG_SCHEDSTATS).
+ * - On any shape with at least NR_HOGS + 2 CPUs, which balancer runs.
+ *   The lb_busiest_* counters count the imbalances that
+ *   sched_balance_find_src_group() found, lb_avg_load_fallback those
+ *   of the v5.4 rules (all but v5.4's asym-packing case, which is not
+ *   counted).  In every run the other balancer's counters must not
+ *   move, and its own must, except that v5.4 may find nothing to move
+ *   among the GROUP workers' tiny loads (see the check).  This needs
+ *   feat_stats (CONFIG_SCHEDSTATS); it checks which balancer ran, not
+ *   what it did.
  * - With two or more NUMA nodes, and LB_CLASSIFY, the placement: v5.5
  *   balances task counts while a group has spare capacity, so each node
  *   must carry its share of the tasks, within one task or half its share,
@@ -46,7 +50,11 @@
 #define MAX_NODES	64
 #define CGROUP2_MAGIC	0x63677270
 #define SYSFS_MAGIC_NR	0x62656572
-/* A flag write may still meet a balance pass that read the old setting. */
+/*
+ * Between the flag write and the first counter read: a balance pass that
+ * read the old setting lasts microseconds; 200 ms also covers a vCPU
+ * stalled on a busy host.
+ */
 #define SETTLE_MS	200
 
 static const char *const needed_flags[] = { "LB_CLASSIFY", NULL };
@@ -62,7 +70,7 @@ static const char *const lb_stats[] = {
 struct workers {
 	unsigned int arrived, gen, nw;
 	uint64_t deadline;
-	bool done;
+	bool done, pinned;
 	pid_t tid[SF_MAX_CPUS];
 };
 
@@ -79,9 +87,13 @@ static void *worker(void *arg)
 	uint64_t t;
 
 	__atomic_store_n(&w->tid[a->idx], sf_gettid(), __ATOMIC_RELEASE);
-	/* Born on the creator's one CPU: from here the balancer spreads us. */
+	/*
+	 * Born on the creator's one CPU: from here the balancer spreads us.
+	 * On failure go on pinned (the others wait at the barrier for us);
+	 * the test fails on it afterwards.
+	 */
 	if (sf_allow_all(0))
-		return NULL;
+		__atomic_store_n(&w->pinned, true, __ATOMIC_RELAXED);
 	for (;;) {
 		t = sf_thread_cpu_ns() + WORK_US * 1000ULL;
 		while (sf_thread_cpu_ns() < t)
@@ -136,6 +148,11 @@ FIXTURE_VARIANT_ADD(lb, off_group) {
 
 FIXTURE_VARIANT_ADD(lb, on_normal) {
 	.classify	= true,
+	.group		= false,
+};
+
+FIXTURE_VARIANT_ADD(lb, off_normal) {
+	.classify	= false,
 	.group		= false,
 };
 
@@ -226,33 +243,65 @@ static void cgroup_cleanup(FIXTURE_DATA(lb) *self)
 		rmdir(self->tmpdir);
 }
 
+/*
+ * The CPUs this test can load and the balancer can move tasks to: all
+ * online CPUs, less those outside our cpuset or affinity, and less the
+ * isolated ones (isolcpus=domain CPUs are in no sched domain).
+ */
+static int usable_cpus(cpu_set_t *set)
+{
+	cpu_set_t iso;
+	char buf[1024];
+	int cpu, ret;
+
+	ret = sf_allow_all(0);
+	if (ret)
+		return ret;
+	if (sched_getaffinity(0, sizeof(*set), set))
+		return -errno;
+	if (sf_read_file("/sys/devices/system/cpu/isolated", buf, sizeof(buf)) > 0 &&
+	    !sf_parse_cpulist(buf, &iso)) {
+		for (cpu = 0; cpu < SF_MAX_CPUS; cpu++)
+			if (CPU_ISSET(cpu, &iso))
+				CPU_CLR(cpu, set);
+	}
+	return 0;
+}
+
 FIXTURE_SETUP(lb)
 {
 	const char *why;
-	cpu_set_t online;
-	int cpu;
+	cpu_set_t usable;
+	int cpu, node;
 
 	sf_restore();
-	ASSERT_EQ(0, sf_online_cpus(&online));
-	self->ncpu = sf_last_cpu(&online) + 1;
-	self->nodes = sf_cpu_nodes(self->node_of, self->ncpu);
+	ASSERT_EQ(0, usable_cpus(&usable));
+	self->ncpu = sf_last_cpu(&usable) + 1;
+	sf_cpu_nodes(self->node_of, self->ncpu);
 	for (cpu = 0; cpu < self->ncpu; cpu++) {
-		if (!CPU_ISSET(cpu, &online))
+		if (!CPU_ISSET(cpu, &usable))
 			continue;
 		/* No NUMA in sysfs (CONFIG_NUMA off): one node */
-		if (!self->nodes)
+		if (self->node_of[cpu] < 0)
 			self->node_of[cpu] = 0;
-		ASSERT_LE(0, self->node_of[cpu]);
-		ASSERT_GT(MAX_NODES, self->node_of[cpu]);
+		/* Before the first change: a skipped setup skips the teardown. */
+		if (self->node_of[cpu] >= MAX_NODES)
+			SKIP(return, "cpu%d is on node %d: node ids above %d are not handled",
+			     cpu, self->node_of[cpu], MAX_NODES - 1);
 		self->node_cpus[self->node_of[cpu]]++;
 	}
-	self->nonline = CPU_COUNT(&online);
+	for (node = 0; node < MAX_NODES; node++)
+		if (self->node_cpus[node])
+			self->nodes++;
+	self->nonline = CPU_COUNT(&usable);
+	if (self->nonline < NR_HOGS + 2)
+		SKIP(return, "%d CPUs this test may use (affinity, cpuset, isolcpus): no room for workers beside the hogs",
+		     self->nonline);
 	self->stats = sf_stats_available() && !sf_schedstats_enable();
-	/* Before the first change: a skipped setup skips the teardown. */
 	if (!self->stats && (!variant->classify || self->nodes < 2))
-		SKIP(return, "no feat_stats or schedstats, and %s",
-		     variant->classify ? "one NUMA node: nothing to check" :
-		     "where v5.4 places tasks is no property to check");
+		SKIP(return, "no feat_stats or schedstats: %s",
+		     variant->classify ? "with one NUMA node nothing is checked" :
+		     "nothing tells the two balancers apart");
 	if (!self->stats)
 		TH_LOG("no feat_stats or schedstats: counter checks skipped");
 	ASSERT_EQ(0, sf_set("LB_CLASSIFY", variant->classify));
@@ -331,7 +380,9 @@ TEST_F(lb, spread)
 	t0 = sf_now_ns();
 	w->deadline = t0 + RUN_MS * 1000000ULL;
 	/* The workers inherit one CPU; each opens its affinity at once. */
-	ASSERT_EQ(0, sf_pin_self(sched_getcpu()));
+	cpu = sched_getcpu();
+	ASSERT_LE(0, cpu);
+	ASSERT_EQ(0, sf_pin_self(cpu));
 	for (i = 0; i < nw; i++) {
 		args[i] = (struct worker_arg){ .w = w, .idx = i };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, worker, &args[i]));
@@ -366,6 +417,7 @@ TEST_F(lb, spread)
 	for (i = 0; i < nw; i++) {
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
 	}
+	ASSERT_FALSE(w->pinned) TH_LOG("a worker could not open its affinity");
 	for (i = 0; i < NR_HOGS; i++) {
 		ASSERT_EQ(0, waitpid(self->hog[i], &status, WNOHANG))
 			TH_LOG("hog %d exited early (cgroup move failed?)", i);
@@ -418,11 +470,22 @@ TEST_F(lb, spread)
 			own = other;
 			other = d[0];
 		}
-		EXPECT_LT(0ULL, own)
-			TH_LOG("%sLB_CLASSIFY: no imbalance computed by %s in %d s",
-			       variant->classify ? "" : "NO_",
-			       variant->classify ? "sched_balance_find_src_group()" :
-			       "the v5.4 rules", RUN_MS / 1000);
+		/*
+		 * The workers start piled on one CPU beside idle ones.  v5.5
+		 * always finds that imbalance.  v5.4 does with full-weight
+		 * tasks; with the GROUP workers' tiny load its
+		 * fix_small_imbalance() can round the imbalance to nothing
+		 * (load_per_task 0 with more than about ten workers), as in
+		 * the 2019 report, so there it is only reported.
+		 */
+		if (variant->classify || !variant->group) {
+			/* Braces: EXPECT_*() is two statements. */
+			EXPECT_LT(0ULL, own)
+				TH_LOG("%sLB_CLASSIFY: no imbalance computed by %s in %d s",
+				       variant->classify ? "" : "NO_",
+				       variant->classify ? "sched_balance_find_src_group()" :
+				       "the v5.4 rules", RUN_MS / 1000);
+		}
 		EXPECT_EQ(0ULL, other)
 			TH_LOG("%sLB_CLASSIFY: %llu imbalances computed by the other balancer",
 			       variant->classify ? "" : "NO_",
@@ -453,7 +516,9 @@ int main(int argc, char **argv)
 	cpu_set_t online;
 
 	sf_init(needed_flags);
-	if (sf_online_cpus(&online) || CPU_COUNT(&online) < NR_HOGS + 2)
+	if (sf_online_cpus(&online))
+		sf_skip("cannot read /sys/devices/system/cpu/online\n");
+	if (CPU_COUNT(&online) < NR_HOGS + 2)
 		sf_skip("fewer than %d online CPUs: no room for workers beside the hogs\n",
 			NR_HOGS + 2);
 	if (sf_cpu_nodes(node_of, SF_MAX_CPUS) < 2 && !sf_stats_available())

@@ -65,7 +65,9 @@ static void *spin(void *arg)
 		 * The CPU first, then the time: a CPU counts as seen before
 		 * t_open only if it was read before then.  (Read the other
 		 * way round, a move right at t_open, between the two reads,
-		 * put the new CPU before it.)
+		 * put the new CPU before it.)  A CPU read just before t_open
+		 * may be stamped after it, which only delays what counts as
+		 * after.
 		 */
 		cpu = sched_getcpu();
 		now = sf_now_ns();
