@@ -5,9 +5,10 @@
 #
 # Usage: scripts/build-kernel.sh [-h] [-n NAME] [-t TARGET] ARCH [FRAGMENT...]
 #
-#   ARCH        x86_64, arm64, or i386 (32-bit, for the bisect: no guest)
-#   FRAGMENT    extra Kconfig fragments, merged after configs/common.config
-#               and configs/ARCH.config (later ones win)
+#   ARCH        x86_64, arm64, or i386 (32-bit)
+#   FRAGMENT    extra Kconfig fragments, merged after configs/common.config,
+#               configs/ARCH.config and the architecture's own extras
+#               (configs/debug.config for i386) (later ones win)
 #   -n NAME     output directory name under $SCHED_CACHE/out, or the KSRC
 #               tree's own out directory (default ARCH)
 #   -t TARGET   make target instead of the boot image (e.g. kernel/sched/)
@@ -23,7 +24,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,20s/^# \{0,1\}//p' "$0"
+	sed -n '3,21s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 name=
@@ -44,6 +45,9 @@ arch_vars "$arch"
 name=${name:-$arch}
 
 frags=("$REPO/configs/common.config" "$REPO/configs/$arch.config")
+for f in $KFRAGS; do
+	frags+=("$REPO/configs/$f")
+done
 for f in "$@"; do
 	[[ -f $f ]] || die "no config fragment '$f'"
 	frags+=("$(realpath "$f")")

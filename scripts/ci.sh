@@ -9,21 +9,25 @@
 #
 # Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
 # shell linter on every script, checkpatch.pl --strict on every patch, the
-# export for git am and a build after every patch for x86_64, arm64 and
-# 32-bit i386 (default, nostats and nodebugfs configs).  Then the main
-# job, scripts/run-tests.sh, boots every guest into the same RESULTS.  Then the harness fault tests,
-# the determinism test (scripts/test-determinism.sh: the instruction-
-# counted guest under run-guest.sh -D), the mutation test (the behaviour tests must fail on a kernel whose flags
-# do nothing, the eevdf latency check on one whose RESCHED_INELIGIBLE
-# delays waking tasks, the features cases on one whose features file
-# misbehaves; every test must SKIP on the unpatched base), a short stress
-# of the debug kernel (stress/stress.sh -q) and the quick benchmark
-# (bench/bench.sh -q, which asserts that every experiment ran and that
-# the instruction-counted cost of the series at its defaults stays within
-# 1% of the base, 4% for hackbench: its cost gate).  The last line is "N passed, N failed, N skipped"
-# over all of it; the exit status is 1 when anything failed.  A failed
-# host check does not stop the rest.  The Debian roots that the stress,
-# the benchmark, the determinism test and the cost mutant need
+# export for git am and a build after every patch: x86_64 in its three
+# config variants (default, nostats, nodebugfs), arm64 and 32-bit i386 in
+# the default one (the variants' #ifdefs are the same C on every arch).
+# Then the main job, scripts/run-tests.sh, boots every guest into the same
+# RESULTS.  Then the harness fault tests, the determinism test
+# (scripts/test-determinism.sh: the instruction-counted guest under
+# run-guest.sh -D), the mutation test (the behaviour tests must fail on a
+# kernel whose flags do nothing, the eevdf latency check on one whose
+# RESCHED_INELIGIBLE delays waking tasks, the features cases on one whose
+# features file misbehaves; every test must SKIP on the unpatched base),
+# a short stress on the test kernel (stress/stress.sh -q -T: the i386
+# guest's kernel is the debug kernel of CI, lockdep included, so no other
+# kernel is built) and the quick benchmark (bench/bench.sh -q, which
+# asserts that every experiment ran and that the instruction-counted cost
+# of the series at its defaults stays within 1% of the base, 4% for
+# hackbench: its cost gate).  The last line is "N passed, N failed, N
+# skipped" over all of it; the exit status is 1 when anything failed.  A
+# failed host check does not stop the rest.  The Debian roots that the
+# stress, the benchmark, the determinism test and the cost mutant need
 # (scripts/mk-rootfs.sh) are made in the background from the start, and
 # waited for (check "rootfs") before the determinism test.
 set -euo pipefail
@@ -109,8 +113,8 @@ host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
-host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64
-host_check bisect-i386 "$REPO/scripts/check-series.sh" -a i386
+host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64 -v default
+host_check bisect-i386 "$REPO/scripts/check-series.sh" -a i386 -v default
 host_check kselftest-tarball "$REPO/scripts/kselftest-tarball.sh" -o "$res"
 # The tarball's check must name a test that the Makefile no longer builds.
 host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/scripts/kselftest-tarball.sh' \
@@ -129,7 +133,7 @@ host_check faults "$REPO/scripts/test-faults.sh"
 host_check rootfs rootfs_wait
 host_check determinism "$REPO/scripts/test-determinism.sh" -o "$res/determinism"
 host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
-host_check stress "$REPO/stress/stress.sh" -q -o "$res/stress"
+host_check stress "$REPO/stress/stress.sh" -q -T -o "$res/stress"
 host_check bench "$REPO/bench/bench.sh" -q -o "$res/bench"
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
 progress "CI done"

@@ -156,22 +156,26 @@ deb_get() {
 
 # Per architecture: KARCH, CROSS (the kernel's cross prefix), UCROSS (the
 # guest programs' compiler prefix, with the packages that give it in
-# UPKGS) and KIMAGE.
+# UPKGS), KIMAGE, and KFRAGS: fragments under configs/ that every kernel
+# of the architecture merges after ARCH.config.
 arch_vars() {
 	case $1 in
 	x86_64)
 		KARCH=x86_64 CROSS='' UCROSS='' UPKGS='gcc libc6-dev'
-		KIMAGE=arch/x86/boot/bzImage ;;
+		KIMAGE=arch/x86/boot/bzImage KFRAGS='' ;;
 	arm64)
 		KARCH=arm64 CROSS=${CROSS_COMPILE_ARM64:-aarch64-linux-gnu-} UCROSS=$CROSS
 		UPKGS='gcc-aarch64-linux-gnu libc6-dev-arm64-cross'
-		KIMAGE=arch/arm64/boot/Image ;;
+		KIMAGE=arch/arm64/boot/Image KFRAGS='' ;;
 	i386)
 		# 32-bit x86: the kernel with the host's compiler (-m32), the
 		# static guest programs with Debian's i686 cross compiler.
+		# The 32-bit kernel is a debug kernel (lockdep, preemption,
+		# proxy execution): CI's lock checking without another kernel
+		# to build (configs/debug.config).
 		KARCH=i386 CROSS='' UCROSS=i686-linux-gnu-
 		UPKGS='gcc-i686-linux-gnu libc6-dev-i386-cross'
-		KIMAGE=arch/x86/boot/bzImage ;;
+		KIMAGE=arch/x86/boot/bzImage KFRAGS='debug.config' ;;
 	*)
 		die "unknown architecture '$1' (x86_64, arm64 or i386)" ;;
 	esac

@@ -114,8 +114,8 @@ if [[ -f $kernel && -f $initrd ]]; then
 		"$REPO/scripts/run-guest.sh" -t 240 -T "" -o "$scratch/panic" \
 		-c "rdinit=/schedseries-no-such-init" x86_64-numa "$kernel" "$initrd"
 	[[ -s $scratch/panic/console.log ]] || echo "# warning: panic run kept no console.log"
-	expect_fail guest-hangs 300 '^FAIL x86_64-numa: timeout after 30s' \
-		"$REPO/scripts/run-guest.sh" -t 30 -T "" -o "$scratch/hang" \
+	expect_fail guest-hangs 300 '^FAIL x86_64-numa: timeout after 15s' \
+		"$REPO/scripts/run-guest.sh" -t 15 -T "" -o "$scratch/hang" \
 		-x /bin/sleep,100000 x86_64-numa "$kernel" "$initrd"
 else
 	skip guest-panics "no x86_64 kernel and initramfs yet (run make test)"

@@ -4,8 +4,8 @@
 # Stress the series on debug kernels: flag flipping, CPU hotplug, cgroups
 # and affinity changes under load, with zero kernel splats allowed.
 #
-# Usage: stress/stress.sh [-h] [-q] [-m MIN] [-s SEED] [-t SECS] [-o RESULTS]
-#                        [GUEST...]
+# Usage: stress/stress.sh [-h] [-q] [-T] [-m MIN] [-s SEED] [-t SECS]
+#                        [-o RESULTS] [GUEST...]
 #
 #   GUEST       guests/NAME.conf to boot, one after the other (default:
 #               every x86_64 and arm64 guest with more than one CPU, since
@@ -13,6 +13,10 @@
 #               root, scripts/mk-rootfs.sh; with -q, arm64-dynamiq)
 #   -m MIN      minutes of stress per guest (default 5; 2 with -q)
 #   -q          quick mode for CI: 2 minutes on one guest
+#   -T          boot the guests' test kernels (make test's), not the debug
+#               kernels: no debug build, no lock or memory checking.  CI
+#               runs -q -T; its lock checking is the i386 guest's kernel,
+#               a debug kernel (scripts/lib.sh, KFRAGS)
 #   -s SEED     seed of the in-guest random choices (default random; it is
 #               printed, and the same seed repeats the same choices)
 #   -t SECS     seconds each guest may take beyond MIN before QEMU is
@@ -24,8 +28,9 @@
 # For each architecture: the ARCH-debug kernel (configs/debug.config over
 # common and ARCH: lockdep, atomic-sleep and list checks, lockup and
 # hung-task panics; plus configs/debug-kasan.config on x86_64 only, as
-# KASAN made the arm64 guest too slow under TCG), the Debian tools root
-# (scripts/mk-rootfs.sh) and a plain initramfs.  Each guest boots with scripts/run-guest.sh -r ROOT and
+# KASAN made the arm64 guest too slow under TCG), or with -T the test
+# kernel; the Debian tools root (scripts/mk-rootfs.sh) and a plain
+# initramfs.  Each guest boots with scripts/run-guest.sh -r ROOT and
 # runs stress/guest/stress.sh (copied to RESULTS/GUEST, the guest's
 # /results).  A guest fails on a kernel splat (run-guest.sh's console scan:
 # BUG, WARNING, lockdep, KASAN, UBSAN, RCU stall, Oops), a panic, a
@@ -47,13 +52,15 @@ usage() {
 }
 minutes=
 quick=0
+test_kernels=0
 seed=
 extra=900
 res=
-while getopts hqm:s:t:o: opt; do
+while getopts hqTm:s:t:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
+	T) test_kernels=1 ;;
 	m) minutes=$OPTARG ;;
 	s) seed=$OPTARG ;;
 	t) extra=$OPTARG ;;
@@ -88,20 +95,26 @@ res=${res:-$REPO/results/stress-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
 res=$(realpath "$res")
 secs=$((minutes * 60))
-progress "stress: ${minutes} min per guest on ${guests[*]}, seed $seed, results in $res"
+kind=debug
+[[ $test_kernels -eq 1 ]] && kind="test"
+progress "stress: ${minutes} min per guest on ${guests[*]} ($kind kernels), seed $seed, results in $res"
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
 "$REPO/scripts/prepare-tree.sh"
-base_info >"$res/base.txt"
+{ base_info; echo "stress kernels: $kind"; } >"$res/base.txt"
 
 declare -A kernel initrd rootfs
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	[[ -n ${kernel[$a]:-} ]] && continue
-	frags=("$REPO/configs/debug.config")
-	[[ $a == x86_64 ]] && frags+=("$REPO/configs/debug-kasan.config")
-	kernel[$a]=$("$REPO/scripts/build-kernel.sh" -n "$a-debug" "$a" "${frags[@]}" |
-		tee >(cat >&2) | tail -n1)
+	if [[ $test_kernels -eq 1 ]]; then
+		kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(cat >&2) | tail -n1)
+	else
+		frags=("$REPO/configs/debug.config")
+		[[ $a == x86_64 ]] && frags+=("$REPO/configs/debug-kasan.config")
+		kernel[$a]=$("$REPO/scripts/build-kernel.sh" -n "$a-debug" "$a" "${frags[@]}" |
+			tee >(cat >&2) | tail -n1)
+	fi
 	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
 done
 
