@@ -10,7 +10,7 @@
 #   -a ARCH     architecture to build (x86_64, arm64, i386; repeatable;
 #               default x86_64)
 #   -v VARIANT  config variant (repeatable; default all three):
-#                 default  common + ARCH configs, full image
+#                 default  common + ARCH configs (+ debug.config on i386), full image
 #                 nostats  CONFIG_SCHEDSTATS=n, kernel/sched/ objects
 #                 nodebugfs  CONFIG_DEBUG_FS=n (no features file), kernel/sched/ objects
 #

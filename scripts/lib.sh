@@ -170,9 +170,10 @@ arch_vars() {
 	i386)
 		# 32-bit x86: the kernel with the host's compiler (-m32), the
 		# static guest programs with Debian's i686 cross compiler.
-		# The 32-bit kernel is a debug kernel (lockdep, preemption,
-		# proxy execution): CI's lock checking without another kernel
-		# to build (configs/debug.config).
+		# The 32-bit kernel is a debug kernel (configs/debug.config:
+		# lockdep, preemption, proxy execution), so that CI runs the
+		# features and eevdf_ineligible tests under lockdep without
+		# another kernel to build.
 		KARCH=i386 CROSS='' UCROSS=i686-linux-gnu-
 		UPKGS='gcc-i686-linux-gnu libc6-dev-i386-cross'
 		KIMAGE=arch/x86/boot/bzImage KFRAGS='debug.config' ;;

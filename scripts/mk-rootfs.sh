@@ -53,6 +53,7 @@ pkgs=linux-perf,rt-tests,rt-app,sysbench,stress-ng,busybox-static${extra:+,$extr
 case $arch in
 x86_64) debarch=amd64 triplet=x86_64-linux-gnu ldso=ld-linux-x86-64.so.2 elf=003e ;;
 arm64) debarch=arm64 triplet=aarch64-linux-gnu ldso=ld-linux-aarch64.so.1 elf=00b7 ;;
+*) die "unknown architecture '$arch' (x86_64 or arm64)" ;;
 esac
 
 # The first URIs of the deb822 stanza whose Suites has the suite itself.
