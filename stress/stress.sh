@@ -53,7 +53,7 @@ usage() {
 }
 minutes=
 quick=0
-test_kernels=0
+kind=debug
 seed=
 extra=900
 res=
@@ -61,7 +61,7 @@ while getopts hqTm:s:t:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
-	T) test_kernels=1 ;;
+	T) kind="test" ;;
 	m) minutes=$OPTARG ;;
 	s) seed=$OPTARG ;;
 	t) extra=$OPTARG ;;
@@ -78,30 +78,28 @@ fi
 [[ $extra =~ ^[1-9][0-9]*$ ]] || die "bad -t '$extra' (seconds, > 0)"
 seed=${seed:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 [[ $seed =~ ^[0-9]+$ ]] || die "bad -s '$seed' (a number)"
+# The architectures with a Debian tools root (scripts/mk-rootfs.sh).
+tool_archs='x86_64|arm64'
 guests=("$@")
 if [[ ${#guests[@]} -eq 0 ]]; then
 	if [[ $quick -eq 1 ]]; then
 		guests=(arm64-dynamiq)
 	else
 		mapfile -t guests < <(grep -L '^QEMU_SMP=1$' "$REPO"/guests/*.conf |
-			xargs grep -lE '^GUEST_ARCH=(x86_64|arm64)$' |
+			xargs grep -lE "^GUEST_ARCH=($tool_archs)\$" |
 			sed 's|.*/||; s/\.conf$//' | sort)
 	fi
 fi
 for g in "${guests[@]}"; do
 	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
-	case $(guest_arch "$g") in
-	x86_64 | arm64) ;;
-	*) die "guest '$g': the stress needs a Debian tools root, which exists for x86_64 and arm64 guests only" ;;
-	esac
+	[[ $(guest_arch "$g") =~ ^($tool_archs)$ ]] ||
+		die "guest '$g': the stress needs a Debian tools root, which exists for ${tool_archs/|/ and } guests only"
 done
 
 res=${res:-$REPO/results/stress-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
 res=$(realpath "$res")
 secs=$((minutes * 60))
-kind=debug
-[[ $test_kernels -eq 1 ]] && kind="test"
 progress "stress: ${minutes} min per guest on ${guests[*]} ($kind kernels), seed $seed, results in $res"
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
@@ -112,14 +110,14 @@ declare -A kernel initrd rootfs
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	[[ -n ${kernel[$a]:-} ]] && continue
-	if [[ $test_kernels -eq 1 ]]; then
-		kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(cat >&2) | tail -n1)
-	else
-		frags=("$REPO/configs/debug.config")
-		[[ $a == x86_64 ]] && frags+=("$REPO/configs/debug-kasan.config")
-		kernel[$a]=$("$REPO/scripts/build-kernel.sh" -n "$a-debug" "$a" "${frags[@]}" |
-			tee >(cat >&2) | tail -n1)
+	# The test kernel is build-kernel.sh's default; the debug kernel
+	# its own O= directory with the debug fragments.
+	args=("$a")
+	if [[ $kind == debug ]]; then
+		args=(-n "$a-debug" "$a" "$REPO/configs/debug.config")
+		[[ $a == x86_64 ]] && args+=("$REPO/configs/debug-kasan.config")
 	fi
+	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "${args[@]}" | tee >(cat >&2) | tail -n1)
 	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
 done
 
