@@ -4,9 +4,12 @@
 # Check the series patch by patch: checkpatch.pl --strict on every patch,
 # then a build after every patch (bisectability).
 #
-# Usage: scripts/check-series.sh [-h] [-c] [-a ARCH]... [-v VARIANT]...
+# Usage: scripts/check-series.sh [-h] [-c] [-L] [-a ARCH]... [-v VARIANT]...
 #
 #   -c          checkpatch only, no builds
+#   -L          build the variants other than default only after the last
+#               patch that changes the kernel build (CI's cut: about 20 s
+#               a patch); the default variant still builds after each
 #   -a ARCH     architecture to build (x86_64, arm64, i386; repeatable;
 #               default x86_64)
 #   -v VARIANT  config variant (repeatable; default all three):
@@ -28,16 +31,18 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,25s/^# \{0,1\}//p' "$0"
+	sed -n '3,28s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 only_checkpatch=0
+last_only=0
 archs=()
 variants=()
-while getopts hca:v: opt; do
+while getopts hcLa:v: opt; do
 	case $opt in
 	h) usage 0 ;;
 	c) only_checkpatch=1 ;;
+	L) last_only=1 ;;
 	a) archs+=("$OPTARG") ;;
 	v) variants+=("$OPTARG") ;;
 	*) usage 2 ;;
@@ -86,6 +91,21 @@ build() {
 	esac || die "build failed for $arch/$variant after $what"
 }
 
+# kernel_patch P: P changes an input of the kernel build, i.e. one of
+# its files (both sides of each diff, and the new files it installs) is
+# outside Documentation/ and the selftests.
+kernel_patch() {
+	{ sed -n 's|^diff --git a/\([^ ]*\) b/\(.*\)$|\1\n\2|p' "patches/$1"
+	  awk -v p="$1" '$1 == p { for (i = 2; i <= NF; i++) print $i }' "$REPO/patches/new-files"; } |
+		grep -qvE '^(Documentation|tools/testing/selftests)/'
+}
+last_k=0
+n=0
+for p in "${patches[@]}"; do
+	n=$((n + 1))
+	if kernel_patch "$p"; then last_k=$n; fi
+done
+
 # prepare-tree.sh -n N leaves the first N patches applied and touches what
 # changed, so each step rebuilds only what patch N touches.  The last step
 # leaves the whole series applied, as it was.
@@ -93,20 +113,20 @@ n=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
 	"$REPO/scripts/prepare-tree.sh" -n "$n" >/dev/null
-	# A patch whose files (both sides of each diff, and the new files
-	# it installs) are all under Documentation/ and the selftests
-	# leaves every input of the kernel build as the patch before did.
-	if ! { sed -n 's|^diff --git a/\([^ ]*\) b/\(.*\)$|\1\n\2|p' "patches/$p"
-	       awk -v p="$p" '$1 == p { for (i = 2; i <= NF; i++) print $i }' "$REPO/patches/new-files"; } |
-	     grep -qvE '^(Documentation|tools/testing/selftests)/'; then
+	# A patch that changes nothing the kernel build reads leaves every
+	# input as the patch before did.
+	if ! kernel_patch "$p"; then
 		progress "bisect ok: $n/${#patches[@]} $p (Documentation/ and the selftests only: the kernel build is the previous patch's)"
 		continue
 	fi
-	for a in "${archs[@]}"; do
-		for v in "${variants[@]}"; do
+	built=()
+	for v in "${variants[@]}"; do
+		[[ $last_only -eq 1 && $v != default && $n -ne $last_k ]] && continue
+		built+=("$v")
+		for a in "${archs[@]}"; do
 			build "$a" "$v" "patch $n/${#patches[@]} ($p)"
 		done
 	done
-	progress "bisect ok: $n/${#patches[@]} $p (${archs[*]}; ${variants[*]})"
+	progress "bisect ok: $n/${#patches[@]} $p (${archs[*]}; ${built[*]})"
 done
 progress "series builds after every patch"

@@ -9,11 +9,12 @@
 #
 # Host checks first, each recorded as RESULTS/host/NAME.{tap,rc,log}: the
 # shell linter on every script, checkpatch.pl --strict on every patch, the
-# export for git am and a build after every patch: x86_64 in its three
-# config variants (default, nostats, nodebugfs), arm64 and 32-bit i386 in
-# the default one (the variants' #ifdefs are the same C on every arch).
-# Then the main job, scripts/run-tests.sh, boots every guest into the same
-# RESULTS.  Then the harness fault tests, the determinism test
+# export for git am and a build after every patch: x86_64, arm64 and
+# 32-bit i386 in the default config, and x86_64's two other variants
+# (nostats, nodebugfs) after the last patch (-L; their #ifdefs are the
+# same C on every arch).  Then the main job, scripts/run-tests.sh -c,
+# boots every guest into the same RESULTS (CI_TESTS where a conf sets
+# them).  Then the harness fault tests, the determinism test
 # (scripts/test-determinism.sh: the instruction-counted guest under
 # run-guest.sh -D), the mutation test (the behaviour tests must fail on a
 # kernel whose flags do nothing, the eevdf latency check on one whose
@@ -112,7 +113,7 @@ mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f 
 host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
-host_check bisect "$REPO/scripts/check-series.sh" -a x86_64
+host_check bisect "$REPO/scripts/check-series.sh" -a x86_64 -L
 host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64 -v default
 host_check bisect-i386 "$REPO/scripts/check-series.sh" -a i386 -v default
 host_check kselftest-tarball "$REPO/scripts/kselftest-tarball.sh" -o "$res"
@@ -121,11 +122,11 @@ host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/script
 	-o '$res/kselftest-dropped' x86_64 2>&1) && { echo 'FAIL: built without lb_classify'; exit 1; }
 	grep 'lacks sched/lb_classify' <<<\"\$out\" || { echo \"FAIL: \$out\"; exit 1; }"
 
-"$REPO/scripts/run-tests.sh" -o "$res" || true
+"$REPO/scripts/run-tests.sh" -c -o "$res" || true
 # The same for the guest run: a test dropped from TEST_GEN_PROGS, with the
 # tarball's check off, must fail make test's path, named by the summary.
 host_check kselftest-dropped-guest bash -c "KSFT_DROP=lb_classify '$REPO/scripts/run-tests.sh' \
-	-o '$res/kselftest-dropped-guest' x86_64-numa >/dev/null 2>&1 && { echo 'FAIL: passed without lb_classify'; exit 1; }
+	-T lb_classify -o '$res/kselftest-dropped-guest' x86_64-numa >/dev/null 2>&1 && { echo 'FAIL: passed without lb_classify'; exit 1; }
 	grep \"^FAILED x86_64-numa/lb_classify: .*No such test .sched:lb_classify.\" \
 		'$res/kselftest-dropped-guest/summary.txt' || { echo 'FAIL: lb_classify not named'; exit 1; }"
 

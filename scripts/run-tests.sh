@@ -5,8 +5,8 @@
 # each guest boots, shows its fair features, runs its selftests, and a
 # summary table follows.
 #
-# Usage: scripts/run-tests.sh [-h] [-v] [-o RESULTS] [-t TIMEOUT] [-T TESTS]
-#                             [GUEST...]
+# Usage: scripts/run-tests.sh [-h] [-c] [-v] [-o RESULTS] [-t TIMEOUT]
+#                             [-T TESTS] [GUEST...]
 #
 #   GUEST       guests/NAME.conf to boot (default: every guest)
 #   -o RESULTS  results directory (default results/YYYYmmdd-HHMMSS)
@@ -14,6 +14,8 @@
 #   -T TESTS    run only these selftests (space or comma separated), on the
 #               guests whose GUEST_TESTS name them; a guest that runs none
 #               of them is not booted, and its kernel not built
+#   -c          CI's selection: a guest whose conf sets CI_TESTS runs
+#               those instead of its GUEST_TESTS
 #   -v          stream each guest's console to stdout as it runs
 #
 # Environment: KSRC=/path uses that kernel tree instead of Debian's
@@ -42,10 +44,12 @@ usage() {
 res=
 timeout=900
 only=
+ci=0
 verbose=()
-while getopts hvo:t:T: opt; do
+while getopts hcvo:t:T: opt; do
 	case $opt in
 	h) usage 0 ;;
+	c) ci=1 ;;
 	v) verbose=(-v) ;;
 	o) res=$OPTARG ;;
 	t) timeout=$OPTARG ;;
@@ -63,32 +67,37 @@ for g in "${guests[@]}"; do
 	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
 done
 
-# -T: each guest runs the tests of its GUEST_TESTS that TESTS names.
-declare -A guest_tests
+# Each guest runs its GUEST_TESTS (with -c, its CI_TESTS where the conf
+# sets them), less those that -T does not name.
 if [[ -n ${only// /} ]]; then
 	known=$(find "$REPO/tools/testing/selftests/sched" -maxdepth 1 -name '*.c' -printf '%f\n' |
 		sed 's/\.c$//' | sort | tr '\n' ' ')
 	for t in $only; do
 		[[ " $known" == *" $t "* ]] || die "unknown test '$t' (tests: ${known% })"
 	done
-	kept=()
-	for g in "${guests[@]}"; do
-		sel=
-		gt=$(sed -n 's/^GUEST_TESTS="\(.*\)"$/\1/p' "$REPO/guests/$g.conf")
-		for t in $gt; do
-			[[ " $only " == *" $t "* ]] && sel+=${sel:+ }$t
-		done
-		if [[ -n $sel ]]; then
-			kept+=("$g")
-			guest_tests[$g]=$sel
-		else
-			progress "$g runs none of: $only (not booted)"
-		fi
-	done
-	[[ ${#kept[@]} -gt 0 ]] ||
-		die "no guest of '${guests[*]}' runs '$only' (see GUEST_TESTS in guests/*.conf)"
-	guests=("${kept[@]}")
 fi
+declare -A guest_tests
+kept=()
+for g in "${guests[@]}"; do
+	gt=$(sed -n 's/^GUEST_TESTS="\(.*\)"$/\1/p' "$REPO/guests/$g.conf")
+	if [[ $ci -eq 1 ]]; then
+		ct=$(sed -n 's/^CI_TESTS="\(.*\)"$/\1/p' "$REPO/guests/$g.conf")
+		[[ -z $ct ]] || gt=$ct
+	fi
+	sel=
+	for t in $gt; do
+		[[ -z ${only// /} || " $only " == *" $t "* ]] && sel+=${sel:+ }$t
+	done
+	if [[ -n $sel ]]; then
+		kept+=("$g")
+		guest_tests[$g]=$sel
+	else
+		progress "$g runs none of: ${only:-the tests of its conf, which names none} (not booted)"
+	fi
+done
+[[ ${#kept[@]} -gt 0 ]] ||
+	die "no guest of '${guests[*]}' runs '$only' (see GUEST_TESTS in guests/*.conf)"
+guests=("${kept[@]}")
 
 res=${res:-$REPO/results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
@@ -124,9 +133,7 @@ for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	mkdir -p "$res/$g"
 	wait_host_idle "$g" || echo "host busy before boot: $HOST_BUSY%" >"$res/$g/host-busy.txt"
-	tsel=()
-	[[ -n ${guest_tests[$g]:-} ]] && tsel=(-T "${guest_tests[$g]}")
-	"$REPO/scripts/run-guest.sh" "${verbose[@]}" "${tsel[@]}" -t "$timeout" -o "$res/$g" \
+	"$REPO/scripts/run-guest.sh" "${verbose[@]}" -T "${guest_tests[$g]}" -t "$timeout" -o "$res/$g" \
 		"$g" "${kernel[$a]}" "${initrd[$a]}" || true
 	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |
 		sed -n '/^=== sched features/{n;p;q}' |

@@ -12,8 +12,8 @@
 #               every x86_64 and arm64 guest with more than one CPU, since
 #               the stress takes CPUs offline and needs a Debian tools
 #               root, scripts/mk-rootfs.sh; with -q, arm64-dynamiq)
-#   -m MIN      minutes of stress per guest (default 5; 2 with -q)
-#   -q          quick mode for CI: 2 minutes on one guest
+#   -m MIN      minutes of stress per guest (default 5; 1 with -q)
+#   -q          quick mode for CI: 1 minute on one guest
 #   -T          boot the guests' test kernels (make test's), not the debug
 #               kernels: no debug build, and no lock, RCU or memory
 #               checking, no lockup or hung-task panics, no CFS_BANDWIDTH
@@ -72,7 +72,7 @@ done
 shift $((OPTIND - 1))
 if [[ -z $minutes ]]; then
 	minutes=5
-	[[ $quick -eq 1 ]] && minutes=2
+	[[ $quick -eq 1 ]] && minutes=1
 fi
 [[ $minutes =~ ^[1-9][0-9]*$ ]] || die "bad -m '$minutes' (whole minutes, > 0)"
 [[ $extra =~ ^[1-9][0-9]*$ ]] || die "bad -t '$extra' (seconds, > 0)"
