@@ -32,7 +32,7 @@ help:
 	@echo "                   installs lava-dispatcher); LAVA_OPTS=-n: validate only, no boot"
 	@echo "make shellcheck    shellcheck every script"
 	@echo "make stress        debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q:"
-	@echo "                   2 min on arm64-dynamiq; -T: the test kernels; stress/stress.sh -h)"
+	@echo "                   1 min on arm64-dynamiq; -T: the test kernels; stress/stress.sh -h)"
 	@echo "make bench         the seed experiments, flags A/B in one boot, results/bench-*/summary.md"
 	@echo "                   (BENCH_OPTS=-q: quick mode, as CI runs it; bench/bench.sh -h)"
 	@echo "make steady        RESCHED_INELIGIBLE's steady state on one instruction-counted vCPU"

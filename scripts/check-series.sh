@@ -59,6 +59,8 @@ for v in "${variants[@]}"; do
 	*) die "unknown variant '$v' (default, nostats or nodebugfs)" ;;
 	esac
 done
+[[ $last_only -eq 0 || " ${variants[*]} " == *" default "* ]] ||
+	die "-L builds the default variant after every patch: give -v default too"
 
 "$REPO/scripts/prepare-tree.sh"
 tree=$(tree_dir)
@@ -93,11 +95,12 @@ build() {
 
 # kernel_patch P: P changes an input of the kernel build, i.e. one of
 # its files (both sides of each diff, and the new files it installs) is
-# outside Documentation/ and the selftests.
+# outside Documentation/ and the selftests.  grep reads all of its input
+# (no -q): under pipefail a writer cut off early would fail the test.
 kernel_patch() {
 	{ sed -n 's|^diff --git a/\([^ ]*\) b/\(.*\)$|\1\n\2|p' "patches/$1"
 	  awk -v p="$1" '$1 == p { for (i = 2; i <= NF; i++) print $i }' "$REPO/patches/new-files"; } |
-		grep -qvE '^(Documentation|tools/testing/selftests)/'
+		grep -vE '^(Documentation|tools/testing/selftests)/' >/dev/null
 }
 last_k=0
 n=0

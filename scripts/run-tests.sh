@@ -12,8 +12,9 @@
 #   -o RESULTS  results directory (default results/YYYYmmdd-HHMMSS)
 #   -t TIMEOUT  seconds per guest before QEMU is killed (default 900)
 #   -T TESTS    run only these selftests (space or comma separated), on the
-#               guests whose GUEST_TESTS name them; a guest that runs none
-#               of them is not booted, and its kernel not built
+#               guests whose GUEST_TESTS (with -c, CI_TESTS) name them; a
+#               guest that runs none of them is not booted, and its kernel
+#               not built
 #   -c          CI's selection: a guest whose conf sets CI_TESTS runs
 #               those instead of its GUEST_TESTS
 #   -v          stream each guest's console to stdout as it runs
@@ -68,7 +69,8 @@ for g in "${guests[@]}"; do
 done
 
 # Each guest runs its GUEST_TESTS (with -c, its CI_TESTS where the conf
-# sets them), less those that -T does not name.
+# sets them, even empty), less those that -T does not name.  A guest
+# with neither -T nor CI_TESTS boots with run-guest.sh's own choice.
 if [[ -n ${only// /} ]]; then
 	known=$(find "$REPO/tools/testing/selftests/sched" -maxdepth 1 -name '*.c' -printf '%f\n' |
 		sed 's/\.c$//' | sort | tr '\n' ' ')
@@ -79,10 +81,20 @@ fi
 declare -A guest_tests
 kept=()
 for g in "${guests[@]}"; do
-	gt=$(sed -n 's/^GUEST_TESTS="\(.*\)"$/\1/p' "$REPO/guests/$g.conf")
-	if [[ $ci -eq 1 ]]; then
-		ct=$(sed -n 's/^CI_TESTS="\(.*\)"$/\1/p' "$REPO/guests/$g.conf")
-		[[ -z $ct ]] || gt=$ct
+	# The conf is data in shell syntax, as run-guest.sh reads it.
+	# shellcheck disable=SC1090
+	gt=$(GUEST_TESTS=; unset CI_TESTS
+		. "$REPO/guests/$g.conf"
+		if [[ $ci -eq 1 && -n ${CI_TESTS+set} ]]; then
+			echo "CI_TESTS $CI_TESTS"
+		else
+			echo "GUEST_TESTS $GUEST_TESTS"
+		fi)
+	key=${gt%% *}
+	gt=${gt#* }
+	if [[ -z ${only// /} && $key == GUEST_TESTS ]]; then
+		kept+=("$g")
+		continue
 	fi
 	sel=
 	for t in $gt; do
@@ -92,11 +104,11 @@ for g in "${guests[@]}"; do
 		kept+=("$g")
 		guest_tests[$g]=$sel
 	else
-		progress "$g runs none of: ${only:-the tests of its conf, which names none} (not booted)"
+		progress "$g runs none of: ${only:-its $key, which is empty} (not booted)"
 	fi
 done
 [[ ${#kept[@]} -gt 0 ]] ||
-	die "no guest of '${guests[*]}' runs '$only' (see GUEST_TESTS in guests/*.conf)"
+	die "no guest of '${guests[*]}' runs '${only:-a test}' (see GUEST_TESTS and CI_TESTS in guests/*.conf)"
 guests=("${kept[@]}")
 
 res=${res:-$REPO/results/$(date +%Y%m%d-%H%M%S)}
@@ -133,7 +145,9 @@ for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
 	mkdir -p "$res/$g"
 	wait_host_idle "$g" || echo "host busy before boot: $HOST_BUSY%" >"$res/$g/host-busy.txt"
-	"$REPO/scripts/run-guest.sh" "${verbose[@]}" -T "${guest_tests[$g]}" -t "$timeout" -o "$res/$g" \
+	tsel=()
+	[[ -n ${guest_tests[$g]:-} ]] && tsel=(-T "${guest_tests[$g]}")
+	"$REPO/scripts/run-guest.sh" "${verbose[@]}" "${tsel[@]}" -t "$timeout" -o "$res/$g" \
 		"$g" "${kernel[$a]}" "${initrd[$a]}" || true
 	features=$(tr -d '\r' <"$res/$g/console.log" 2>/dev/null |
 		sed -n '/^=== sched features/{n;p;q}' |

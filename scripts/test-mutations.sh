@@ -4,8 +4,7 @@
 # Show that the behaviour tests can fail: build the kernel with every flag
 # neutered (each sched_feat() test of the four flags replaced by the
 # flag's default, so toggling it changes nothing), boot the guests and
-# expect each behaviour test to FAIL while the features test still passes
-# (eevdf_ineligible, which runs on one CPU, on the last guest only).
+# expect each behaviour test to FAIL while the features test still passes.
 # The tree and kernels are restored afterwards, also on error.
 #
 # Usage: scripts/test-mutations.sh [-h] [-o RESULTS] [GUEST...]
@@ -140,12 +139,8 @@ boot() {
 }
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")
-	# eevdf_ineligible runs on one CPU, whatever the shape: the last
-	# guest is enough.
-	gt=$tests
-	[[ $g == "${guests[-1]}" ]] || gt=${tests% eevdf_ineligible}
-	boot "$res/$g" "$g" "${kernel[$a]}" "$gt"
-	for t in $gt; do
+	boot "$res/$g" "$g" "${kernel[$a]}" "$tests"
+	for t in $tests; do
 		n=$((n + 1))
 		rc=$(cat "$res/$g/$t.rc" 2>/dev/null || echo missing)
 		case $t:$rc in
