@@ -13,7 +13,7 @@
 #
 # Workloads, from the Debian root at /tools (scripts/mk-rootfs.sh):
 # hackbench -g 2 -f 5 -l 100 run again and again, two shell spinners that
-# start on the smallest-capacity CPUs (arm64) or the last node (x86_64),
+# start on the smallest-capacity CPUs (asymmetric systems) or the last node,
 # sysbench cpu with 1 thread and stress-ng --switch 1, all bounded by SECS.
 # Meanwhile four chaos loops at nice -10, each with its own random stream:
 #   flips     flipper (flipper.c, next to this script): one of MISFIT
@@ -22,7 +22,7 @@
 #             gap of 0-5 ms, checked in the features file; feat_stats
 #             read every 16th;
 #   hotplug   offline, hold 0.1-1 s, online: one CPU, every CPU of one
-#             capacity (arm64) or one NUMA node (x86_64), or all of them;
+#             capacity (asymmetric systems) or one NUMA node, or all of them;
 #             never CPU0;
 #   cgroups   cgroup v2 groups under the cpu (and cpuset, when there) controller
 #             made, weighted, made idle, bandwidth-limited, given CPUs,
@@ -363,8 +363,11 @@ for c in $PRESENT; do
 done
 [ -n "$HOT" ] || die "no hotpluggable CPU (CONFIG_HOTPLUG_CPU?)"
 : >"$W/groups"
-if [ -f "$SYS/cpu0/cpu_capacity" ]; then
-	caps=$(cat "$SYS"/cpu[0-9]*/cpu_capacity | sort -nu)
+# Capacity groups on asymmetric systems only: x86_64 has cpu_capacity
+# too, with one value for every CPU, and its groups are the nodes.
+caps=
+[ -f "$SYS/cpu0/cpu_capacity" ] && caps=$(cat "$SYS"/cpu[0-9]*/cpu_capacity | sort -nu)
+if [ "$(echo "$caps" | wc -w)" -gt 1 ]; then
 	for cap in $caps; do
 		l=
 		for c in $HOT; do
