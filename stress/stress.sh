@@ -146,6 +146,7 @@ for g in "${guests[@]}"; do
 	nums="flips=$(field "$st" flips) hotplug_cycles=$(field "$st" hotplug_cycles)"
 	nums+=" cpu_offlines=$(field "$st" cpu_offlines) cgroup_ops=$(field "$st" cgroup_ops)"
 	nums+=" affinity_changes=$(field "$st" affinity_changes) hackbench_runs=$(field "$st" hackbench_runs)"
+	nums+=" flip_write_ms=$(field "$st" flip_write_ms) hotplug_busy_ms=$(field "$st" hotplug_busy_ms)"
 	nums+=" seconds=$(field "$st" seconds) splats=$splats"
 	if [[ $rc -eq 0 ]]; then
 		passed=$((passed + 1))

@@ -11,8 +11,11 @@
  *   -g MAX_US  longest gap between two flips, in microseconds; each gap
  *              is drawn from 0..MAX_US (default 5000)
  *   -c COUNTS  file rewritten every 64 flips and at the end with
- *              "flips=N lb_classify_flips=N feat_stats_reads=N"
- *              (default /tmp/stress/count.flips)
+ *              "flips=N lb_classify_flips=N feat_stats_reads=N
+ *              flip_write_ms=N flip_write_max_ms=N" (default
+ *              /tmp/stress/count.flips); the last two are the time spent
+ *              in the writes, in all and in the longest one: a write
+ *              waits for CPU hotplug and patches the kernel's text
  *
  * Each flip sets one of MISFIT, LB_CLASSIFY, SIS_ASYM_PREV,
  * RESCHED_INELIGIBLE and RUN_TO_PARITY on or off, or schedstats, and
@@ -127,6 +130,30 @@ static bool has_word(const char *line, const char *word)
 	return false;
 }
 
+/* Nanoseconds of CLOCK_MONOTONIC. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t write_ns, write_max_ns;
+
+/* write_str(), timed into write_ns and write_max_ns. */
+static int timed_write(const char *path, const char *s)
+{
+	uint64_t t = now_ns();
+	int ret = write_str(path, s);
+
+	t = now_ns() - t;
+	write_ns += t;
+	if (t > write_max_ns)
+		write_max_ns = t;
+	return ret;
+}
+
 static void write_counts(const char *path, unsigned long flips,
 			 unsigned long lb, unsigned long reads)
 {
@@ -137,8 +164,9 @@ static void write_counts(const char *path, unsigned long flips,
 	f = fopen(tmp, "w");
 	if (!f)
 		return;
-	fprintf(f, "flips=%lu lb_classify_flips=%lu feat_stats_reads=%lu\n",
-		flips, lb, reads);
+	fprintf(f, "flips=%lu lb_classify_flips=%lu feat_stats_reads=%lu ", flips, lb, reads);
+	fprintf(f, "flip_write_ms=%llu flip_write_max_ms=%llu\n", (unsigned long long)(write_ns / 1000000),
+		(unsigned long long)(write_max_ns / 1000000));
 	if (fclose(f) == 0)
 		rename(tmp, path);
 }
@@ -188,7 +216,7 @@ int main(int argc, char **argv)
 		bool on = (r >> 8) & 1;
 
 		if (!strcmp(knob, "schedstats")) {
-			if (write_str(SCHEDSTATS, on ? "1" : "0"))
+			if (timed_write(SCHEDSTATS, on ? "1" : "0"))
 				fail("cannot write %s to %s", on ? "1" : "0", SCHEDSTATS);
 			if (read_all(SCHEDSTATS, buf, sizeof(buf)) < 0 ||
 			    buf[0] != (on ? '1' : '0'))
@@ -196,7 +224,7 @@ int main(int argc, char **argv)
 				     buf, on ? "1" : "0");
 		} else {
 			snprintf(name, sizeof(name), "%s%s", on ? "" : "NO_", knob);
-			if (write_str(FEATURES, name))
+			if (timed_write(FEATURES, name))
 				fail("cannot write %s to %s", name, FEATURES);
 			if (read_all(FEATURES, buf, sizeof(buf)) < 0 ||
 			    !has_word(buf, name))

@@ -23,7 +23,8 @@
 #             read every 16th;
 #   hotplug   offline, hold 0.1-1 s, online: one CPU, every CPU of one
 #             capacity (asymmetric systems) or one NUMA node, or all of them;
-#             never CPU0;
+#             never CPU0; hotplug_busy_ms is the time in the offline and
+#             online writes, in which a flip waits (flip_write_ms);
 #   cgroups   cgroup v2 groups under the cpu (and cpuset, when there) controller
 #             made, weighted, made idle, bandwidth-limited, given CPUs,
 #             filled with workload processes, emptied and removed;
@@ -164,8 +165,13 @@ cpu_online() {
 	return 1
 }
 
+# uptime_cs: the uptime in hundredths of a second.
+uptime_cs() {
+	awk '{ printf "%d\n", $1 * 100 }' /proc/uptime
+}
+
 hotplugger() {
-	cycles=0 offs=0 refused=0 singles=0 groups=0 alls=0
+	cycles=0 offs=0 refused=0 singles=0 groups=0 alls=0 busy=0
 	while read -r r && read -r r2 && [ ! -e "$W/stop" ]; do
 		a=$((r % 10))
 		if [ "$a" -lt 6 ]; then
@@ -183,6 +189,7 @@ hotplugger() {
 			alls=$((alls + 1))
 		fi
 		down=
+		hp0=$(uptime_cs)
 		for c in $set; do
 			if echo 0 2>>"$W/hotplug.err" >"$SYS/cpu$c/online"; then
 				down="$down $c"
@@ -191,14 +198,17 @@ hotplugger() {
 				refused=$((refused + 1))
 			fi
 		done
+		hp1=$(uptime_cs)
 		usleep $((100000 + r2 / 7 % 900001))
+		hp2=$(uptime_cs)
 		for c in $down; do
 			cpu_online "$c" || err "cpu$c does not come back online"
 		done
+		busy=$((busy + hp1 - hp0 + $(uptime_cs) - hp2))
 		[ -n "$down" ] && cycles=$((cycles + 1))
 		echo "hotplug_cycles=$cycles cpu_offlines=$offs hotplug_refused=$refused" \
 			"hotplug_single=$singles hotplug_group=$groups hotplug_all=$alls" \
-			>"$W/count.hotplug"
+			"hotplug_busy_ms=$((busy * 10))" >"$W/count.hotplug"
 		usleep $((50000 + r / 10 % 200001))
 	done
 }
