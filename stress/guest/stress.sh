@@ -23,8 +23,10 @@
 #             read every 16th;
 #   hotplug   offline, hold 0.1-1 s, online: one CPU, every CPU of one
 #             capacity (asymmetric systems) or one NUMA node, or all of them;
-#             never CPU0; hotplug_busy_ms is the time in the offline and
-#             online writes, in which a flip waits (flip_write_ms);
+#             never CPU0; then a rest of 50-250 ms, or as long as the
+#             offline and online writes took if longer, up to 20 s
+#             (hotplug_busy_ms in all), since a flip waits for them
+#             (flip_write_ms);
 #   cgroups   cgroup v2 groups under the cpu (and cpuset, when there) controller
 #             made, weighted, made idle, bandwidth-limited, given CPUs,
 #             filled with workload processes, emptied and removed;
@@ -204,12 +206,20 @@ hotplugger() {
 		for c in $down; do
 			cpu_online "$c" || err "cpu$c does not come back online"
 		done
-		busy=$((busy + hp1 - hp0 + $(uptime_cs) - hp2))
+		this=$((hp1 - hp0 + $(uptime_cs) - hp2))
+		busy=$((busy + this))
 		[ -n "$down" ] && cycles=$((cycles + 1))
 		echo "hotplug_cycles=$cycles cpu_offlines=$offs hotplug_refused=$refused" \
 			"hotplug_single=$singles hotplug_group=$groups hotplug_all=$alls" \
 			"hotplug_busy_ms=$((busy * 10))" >"$W/count.hotplug"
-		usleep $((50000 + r / 10 % 200001))
+		# Rest as long as the offline and online writes took (up to
+		# 20 s): a flip waits for them, and on x86_64 with KASAN one
+		# online write took over a minute, so back to back they left
+		# the flipper little of the soak.
+		rest=$((50000 + r / 10 % 200001))
+		[ $((this * 10000)) -gt "$rest" ] && rest=$((this * 10000))
+		[ "$rest" -gt 20000000 ] && rest=20000000
+		usleep "$rest"
 	done
 }
 
