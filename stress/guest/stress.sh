@@ -24,9 +24,9 @@
 #   hotplug   offline, hold 0.1-1 s, online: one CPU, every CPU of one
 #             capacity (asymmetric systems) or one NUMA node, or all of them;
 #             never CPU0; then a rest of 50-250 ms, or as long as the
-#             offline and online writes took if longer, up to 20 s
-#             (hotplug_busy_ms in all), since a flip waits for them
-#             (flip_write_ms);
+#             offline and online writes (with cpu_online's retries) took
+#             if longer, up to 20 s (hotplug_busy_ms in all), since a
+#             flip waits for them (flip_write_ms);
 #   cgroups   cgroup v2 groups under the cpu (and cpuset, when there) controller
 #             made, weighted, made idle, bandwidth-limited, given CPUs,
 #             filled with workload processes, emptied and removed;
@@ -167,9 +167,12 @@ cpu_online() {
 	return 1
 }
 
-# uptime_cs: the uptime in hundredths of a second.
+# uptime_cs: the uptime in hundredths of a second (/proc/uptime has
+# two decimals), without starting a program.
 uptime_cs() {
-	awk '{ printf "%d\n", $1 * 100 }' /proc/uptime
+	read -r _u _ </proc/uptime
+	_f=${_u#*.}
+	echo $((${_u%.*} * 100 + ${_f#0}))
 }
 
 hotplugger() {
@@ -219,7 +222,13 @@ hotplugger() {
 		rest=$((50000 + r / 10 % 200001))
 		[ $((this * 10000)) -gt "$rest" ] && rest=$((this * 10000))
 		[ "$rest" -gt 20000000 ] && rest=20000000
-		usleep "$rest"
+		# In slices of at most 1 s, so that the end is not held up.
+		while [ "$rest" -gt 0 ] && [ ! -e "$W/stop" ]; do
+			slice=$rest
+			[ "$slice" -gt 1000000 ] && slice=1000000
+			usleep "$slice"
+			rest=$((rest - slice))
+		done
 	done
 }
 
