@@ -137,8 +137,16 @@ for g in "${guests[@]}"; do
 	mkdir -p "$dir"
 	cp "$REPO/stress/guest/stress.sh" "$dir/guest-stress.sh"
 	build_static "$a" stress/guest/flipper.c "$dir/flipper"
+	# KASAN on x86_64 with 5-level paging (QEMU's -cpu max has LA57)
+	# now and then reports a false wild-memory-access in an interrupt
+	# that hits identify_cpu() at boot, and the taint turns lockdep off
+	# for the whole soak.  Upstream knows it: "kasan: Fix false-positive
+	# wild-memory-access on x86 under 5-level paging", June 2026,
+	# https://lkml.iu.edu/2606.1/07330.html.  So those boots keep 4 levels.
+	copt=()
+	[[ $kind == debug && $a == x86_64 ]] && copt=(-c no5lvl)
 	rc=0
-	"$REPO/scripts/run-guest.sh" -t $((secs + extra)) -T "" -r "${rootfs[$a]}" -o "$dir" \
+	"$REPO/scripts/run-guest.sh" -t $((secs + extra)) -T "" -r "${rootfs[$a]}" -o "$dir" "${copt[@]}" \
 		-x "/results/guest-stress.sh,-d,$secs,-s,$seed" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
 		rc=$?
 	st=$dir/stress.txt
