@@ -7,7 +7,7 @@ SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
 .PHONY: help test ci tree kernels checkpatch build-each-patch export applies selftests \
-	kselftest-tarball lava shellcheck stress bench steady rootfs clean check bisect
+	kselftest-tarball lava shellcheck stress bench steady ab rootfs clean check bisect
 
 help:
 	@echo "make test          the main job: base + series, kernels, guests, selftests, summary"
@@ -37,6 +37,9 @@ help:
 	@echo "                   (BENCH_OPTS=-q: quick mode, as CI runs it; bench/bench.sh -h)"
 	@echo "make steady        RESCHED_INELIGIBLE's steady state on one instruction-counted vCPU"
 	@echo "                   (STEADY_OPTS: bench/steady-state.sh -h)"
+	@echo "make ab            A/B a feature around a command in one boot, with a verdict:"
+	@echo "                   FEATURES=NO_RUN_TO_PARITY CMD=\"hackbench -g 4 -l 2000\" [GUEST=x86_64-icount"
+	@echo "                   REPS=4 SEEDS=1,2,3,4 AB_BIN=dir] (bench/ab.sh -h)"
 	@echo "make rootfs        the Debian tool root per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
 	@echo "make clean         remove build/ and export/ (results/ and SCHED_CACHE are kept)"
 	@echo "Variables: KSRC=/path/to/kernel (instead of linux-source-7.3),"
@@ -106,6 +109,19 @@ bench:
 STEADY_OPTS ?=
 steady:
 	bench/steady-state.sh $(STEADY_OPTS)
+
+# The command reaches bench/ab.sh through the environment, so that its
+# quotes are the guest shell's to read.
+FEATURES ?=
+CMD ?=
+GUEST ?=
+REPS ?=
+SEEDS ?=
+AB_BIN ?=
+ab: export AB_CMD = $(CMD)
+ab:
+	bench/ab.sh -f "$(FEATURES)" $(if $(GUEST),-g $(GUEST)) $(if $(REPS),-r $(REPS)) \
+		$(if $(SEEDS),-S $(SEEDS)) $(if $(AB_BIN),-b $(AB_BIN)) $(AB_OPTS) -- "$$AB_CMD"
 
 rootfs:
 	scripts/mk-rootfs.sh x86_64

@@ -92,51 +92,6 @@ sep() {
 	fi
 }
 
-# boot_noise: reads "BOOT VALUE" lines (one value per run; one boot per
-# QEMU seed, boot 0 first) and prints "NOISE REPS".  NOISE: how far
-# apart, in % as "apart" counts it, the medians of two independent boots
-# with boot 0's number of runs come out by run-to-run spread alone, 1
-# time in 20: the 95th percentile over 2000 draws (fixed seed) of two
-# samples, with replacement, from the runs of every boot pooled.  REPS:
-# the runs per boot that would bring NOISE to 2%, scaling it by
-# 1/sqrt(runs).  "- -" when boot 0 has fewer than 2 runs.
-# The draws are reproducible for one awk build (rand() differs between
-# awks), and with few runs (4) the band is coarse.
-boot_noise() {
-	awk '$2 != "nan" && $2 != "none" && $2 != "" { n[$1]++; v[m++] = $2 }
-		function draw(   k) { k = int(rand() * m); return v[k < m ? k : m - 1] }
-		function isort(k,   i, j, t) {
-			for (i = 1; i < k; i++) {
-				t = d[i]
-				for (j = i - 1; j >= 0 && d[j] > t; j--)
-					d[j + 1] = d[j]
-				d[j + 1] = t
-			}
-		}
-		function med(k) {
-			isort(k)
-			return k % 2 ? d[(k - 1) / 2] : (d[k / 2 - 1] + d[k / 2]) / 2
-		}
-		END {
-			if (n[0] < 2) { print "- -"; exit }
-			srand(1)
-			for (r = 0; r < 2000; r++) {
-				for (i = 0; i < n[0]; i++) d[i] = draw()
-				a = med(n[0])
-				for (i = 0; i < n[0]; i++) d[i] = draw()
-				b = med(n[0])
-				lo = a < b ? a : b
-				g[r] = lo > 0 ? 100 * (a > b ? a - b : b - a) / lo : 0
-			}
-			for (i = 0; i < 2000; i++) d[i] = g[i]
-			isort(2000)
-			q = d[1899]
-			reps = int(n[0] * (q / 2) ^ 2) + 1
-			if (reps < 2) reps = 2
-			printf "%.1f %d\n", q, reps
-		}'
-}
-
 # plot NAME TITLE YLABEL LABEL=FILTER|KEY...: one column of points per label.
 plot() {
 	local name=$1 title=$2 ylabel=$3 i=0 spec label filt key tics=

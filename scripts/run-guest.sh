@@ -5,7 +5,7 @@
 #
 # Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
 #                             [-T TESTS] [-x CMD] [-r ROOTDIR] [-Q SOCKET]
-#                             [-D] [-s SEED] GUEST KERNEL INITRAMFS
+#                             [-D] [-R PROGS] [-s SEED] GUEST KERNEL INITRAMFS
 #
 #   GUEST       a name from guests/ (guests/NAME.conf)
 #               or the path of a .conf
@@ -36,6 +36,8 @@
 #               "Deterministic boots").  A guest
 #               that does not finish leaves only its console (where
 #               bench/guest/bench.sh echoes each result line too)
+#   -R PROGS    with -D and -r, these programs of ROOTDIR too (names,
+#               comma separated), besides the conf's RAM_PROGRAMS
 #   -s SEED     QEMU's -seed (the guest's random numbers, RDRAND included;
 #               default QEMU_SEED of the conf, if any): with -D, another seed
 #               is another sample, the same seed the same run
@@ -71,7 +73,8 @@ qmp=
 verbose=0
 late=0
 seed=
-while getopts hvt:o:c:T:x:r:Q:Ds: opt; do
+ram_extra=
+while getopts hvt:o:c:T:x:r:Q:DR:s: opt; do
 	case $opt in
 	h) usage 0 ;;
 	v) verbose=1 ;;
@@ -83,6 +86,7 @@ while getopts hvt:o:c:T:x:r:Q:Ds: opt; do
 	r) rootdir=$OPTARG ;;
 	Q) qmp=$OPTARG ;;
 	D) late=1 ;;
+	R) ram_extra=$OPTARG ;;
 	s) seed=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -92,7 +96,10 @@ shift $((OPTIND - 1))
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "bad timeout '$timeout' (seconds, > 0)"
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "bad -s '$seed' (a number)"
 [[ $guestcmd != *[[:space:]]* ]] || die "bad -x '$guestcmd': no spaces, separate arguments with commas"
+[[ $ram_extra =~ ^[A-Za-z0-9_.+,-]*$ ]] || die "bad -R '$ram_extra' (program names, comma separated)"
+[[ -z $ram_extra || ( $late -eq 1 && -n $rootdir ) ]] || die "-R needs -D and -r (programs of ROOTDIR into RAM)"
 guest_load "$1"
+RAM_PROGRAMS="${RAM_PROGRAMS:-} ${ram_extra//,/ }"
 seed=${seed:-${QEMU_SEED:-}}
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "$GUEST_CONF: bad QEMU_SEED '$seed' (a number)"
 kernel=$2
@@ -133,7 +140,7 @@ if [[ $late -eq 1 ]]; then
 		! -name '*.tap' ! -name '*.rc' ! -name cmd.out ! -name 'kselftest.*' \
 		-exec cp -p {} "$stage/results/" \;
 	if [[ -n $rootdir ]]; then
-		[[ -n ${RAM_PROGRAMS:-} ]] || die "$GUEST_CONF: -D with -r needs RAM_PROGRAMS, the programs to take from $rootdir"
+		[[ -n ${RAM_PROGRAMS// /} ]] || die "$GUEST_CONF: -D with -r needs RAM_PROGRAMS (or -R), the programs to take from $rootdir"
 		progs=()
 		for p in $RAM_PROGRAMS; do
 			found=

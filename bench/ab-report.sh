@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The report of bench/ab.sh: summary.md, one PNG per figure, and one
+# "ab: ..." line per figure on stdout.
+#
+# Usage: bench/ab-report.sh [-h] RESULTS
+#
+# Reads RESULTS/boot-*/raw.txt (one "key=value" line per run, see
+# bench/guest/ab.sh), RESULTS/base.txt, the seeds in
+# RESULTS/boot-*/qemu.cmd and RESULTS/determinism.txt.  For every figure:
+# the median of A's runs and of B's, [min-max] and n, the B/A ratio of
+# the medians, and the noise: how far apart (in %) the medians of two
+# samples of one setting's size, drawn from that setting's runs, come
+# out 1 time in 20 (lib.sh's boot_noise), the larger of A's and B's.
+# Only runs that exited 0 count; a failed run is listed apart.  The
+# verdict:
+#   separated      every run of one setting beyond every run of the
+#                  other, and with this many runs that happens by chance
+#                  (all orders equally likely) at most 1 time in 100:
+#                  p = 2 / C(nA + nB, nA) <= 0.01, so at least 5 of each
+#   within_noise   the medians are no further apart than the noise
+#   overlapping    further apart than the noise, and the ranges overlap
+#   too_few_runs   apart, but too few runs to call it: fewer than 2 of a
+#                  setting, or the ranges apart with p > 0.01
+#   not_measured   no run of a setting has the figure
+# Runs of every boot are pooled; a figure that is 0 in every run is left
+# out.  The last lines, one per figure, are
+#   ab: FIGURE A=MEDIAN B=MEDIAN ratio=B/A noise=N% p=P VERDICT
+# (noise=- with fewer than 2 runs; P is the p above, whatever the verdict).
+set -euo pipefail
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+
+usage() {
+	sed -n '3,/^# (noise=- with fewer/s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+[[ ${1:-} == -h ]] && usage 0
+[[ $# -eq 1 ]] || usage 2
+res=$(realpath "$1")
+[[ -d $res ]] || die "no results directory '$1'"
+need_pkgs gnuplot-nox
+
+all=$res/raw-all.txt
+: >"$all"
+for d in "$res"/boot-*/; do
+	[[ -s $d/raw.txt ]] || continue
+	b=$(basename "$d")
+	seed=$(grep -o -- '-seed [0-9]*' "$d/qemu.cmd" 2>/dev/null | cut -d' ' -f2 || true)
+	sed "s/^/boot=${b#boot-} seed=${seed:-none} /" "$d/raw.txt" >>"$all"
+done
+# The runs that count, and those that failed.
+ok=$res/raw-ok.txt
+grep ' rc=0 ' "$all" >"$ok" || true
+
+md=$res/summary.md
+lines=$res/verdicts.txt
+plots=$res/plots.md
+: >"$lines"
+: >"$plots"
+{
+	echo "# A/B summary"
+	echo
+	echo '```'
+	cat "$res/base.txt"
+	echo '```'
+	echo
+	if grep -q 'deterministic=1' "$res/base.txt"; then
+		echo "Instruction-counted guest: guest time follows the instructions executed, so"
+		echo "each seed's boot is one sample free of host load, and a repeated seed must"
+		echo "repeat its bytes. It shows the work the kernel did on one runqueue; it cannot"
+		echo "show cache or memory effects, or anything that needs more than one CPU."
+	else
+		echo "Multi-threaded TCG: every vCPU is a host thread, so wall times carry the"
+		echo "host's noise. Counts (context switches, migrations, feat_stats) and the"
+		echo "tools' own rates relative to each other say more than absolute times."
+	fi
+	echo
+	for d in "$res"/boot-*/; do
+		[[ -f $d/fail.txt ]] && echo "- $(basename "$d") failed: $(cat "$d/fail.txt")"
+	done
+	grep -v ' rc=0 ' "$all" | sed 's/^/- failed run, not counted: /' || true
+	[[ -s $res/determinism.txt ]] && sed 's/^/- determinism: /' "$res/determinism.txt"
+	echo
+	echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
+	echo "|---|---|---|---|---|---|---|"
+} >"$md"
+
+if [[ ! -s $ok ]]; then
+	echo "No run was recorded." >>"$md"
+	echo "ab: no run was recorded, see $res/boot-*/" | tee -a "$lines"
+	exit 1
+fi
+
+# The figures in the order they first appear.
+mapfile -t figs < <(awk '{ for (i = 1; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1)
+	if (k !~ /^(boot|seed|setting|rep|rc)$/ && !(k in seen)) { seen[k] = 1; print k } } }' "$ok")
+
+# fstats S FIG: "median min max n" of setting S's runs, at full precision.
+fstats() {
+	kv_sel "$ok" "setting=$1" "$2" | sort -g | awk '$1 != "" { v[n++] = $1 }
+		END { if (!n) { print "- - - 0"; exit }
+		      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+		      printf "%.10g %.10g %.10g %d\n", m, v[0], v[n - 1], n }'
+}
+
+# plot FIG: every run a dot, the median a bar, A and B side by side.
+plot() {
+	local fig=$1 pts=$res/$1.pts med=$res/$1.med i=0 s
+	: >"$pts"
+	: >"$med"
+	for s in A B; do
+		kv_sel "$ok" "setting=$s" "$fig" | awk -v x="$i" '{ print x, $1 }' >>"$pts"
+		echo "$i $(fstats "$s" "$fig" | cut -d' ' -f1 | sed 's/^-$/NaN/')" >>"$med"
+		i=$((i + 1))
+	done
+	gnuplot >"$res/$fig.gnuplot.log" 2>&1 <<-EOF || progress "gnuplot failed for $fig, see $res/$fig.gnuplot.log"
+		set terminal pngcairo size 600,420 font ",10"
+		set output "$res/$fig.png"
+		set title "$fig"
+		set xrange [-0.6:1.6]
+		set xtics ("A (defaults)" 0, "B" 1)
+		set grid ytics
+		set style fill solid 0.25
+		set boxwidth 0.6
+		plot "$med" using 1:2 with boxes title "median", \
+		     "$pts" using 1:2 with points pt 7 ps 0.8 title "each run"
+	EOF
+}
+
+for fig in "${figs[@]}"; do
+	read -r am alo ahi an <<<"$(fstats A "$fig")"
+	read -r bm blo bhi bn <<<"$(fstats B "$fig")"
+	# A figure that never moves from 0 says nothing (a feat_stats counter
+	# the workload does not reach).
+	if [[ $an -gt 0 && $bn -gt 0 && $alo == 0 && $ahi == 0 && $blo == 0 && $bhi == 0 ]]; then
+		continue
+	fi
+	if [[ $an == 0 || $bn == 0 ]]; then
+		echo "| $fig | - | - | - | - | not_measured (A n=$an, B n=$bn) | - |" >>"$md"
+		echo "ab: $fig A=- B=- ratio=- noise=- p=- not_measured" >>"$lines"
+		continue
+	fi
+	ratio=$(awk -v a="$am" -v b="$bm" 'BEGIN { if (a == 0) print "-"; else printf "%.4f", b / a }')
+	read -r na _ <<<"$(kv_sel "$ok" "setting=A" "$fig" | sed 's/^/0 /' | boot_noise)"
+	read -r nb _ <<<"$(kv_sel "$ok" "setting=B" "$fig" | sed 's/^/0 /' | boot_noise)"
+	noise=$(awk -v a="$na" -v b="$nb" 'BEGIN { if (a == "-" || b == "-") print "-"; else print (a + 0 > b + 0 ? a : b) }')
+	read -r verdict pval < <(awk -v am="$am" -v bm="$bm" -v alo="$alo" -v ahi="$ahi" -v blo="$blo" -v bhi="$bhi" \
+		-v an="$an" -v bn="$bn" -v noise="$noise" 'BEGIN {
+		# p of full separation by chance: 2 / C(an + bn, an).
+		p = 2
+		for (i = 1; i <= an; i++) p = p * i / (bn + i)
+		pv = sprintf("%.2g", p)
+		if ((ahi < blo || bhi < alo) && p <= 0.01) { print "separated", pv; exit }
+		lo = am < bm ? am : bm; d = am > bm ? am - bm : bm - am
+		apart = lo > 0 ? 100 * d / lo : (d == 0 ? 0 : 1e9)
+		if (noise == "-") print (d == 0 ? "within_noise" : "too_few_runs"), pv
+		else if (apart <= noise) print "within_noise", pv
+		else if (ahi < blo || bhi < alo) print "too_few_runs", pv
+		else print "overlapping", pv }')
+	nshow=${noise}%
+	[[ $noise == - ]] && nshow=-
+	echo "| $fig | $am [$alo-$ahi] ($an) | $bm [$blo-$bhi] ($bn) | $ratio | $nshow | $verdict | $pval |" >>"$md"
+	echo "ab: $fig A=$am B=$bm ratio=$ratio noise=$nshow p=$pval $verdict" >>"$lines"
+	plot "$fig"
+	echo "![$fig]($fig.png)" >>"$plots"
+done
+{
+	echo
+	echo "Noise: how far apart the medians of two samples drawn from one setting's runs"
+	echo "come out, 1 time in 20 (bootstrap), the larger of A's and B's. Separated: every"
+	echo "run of one setting beyond every run of the other, p of that by chance <= 0.01."
+	echo "Raw runs: raw-all.txt (failed ones too); each run's output: boot-N/logs/."
+	echo
+	cat "$plots"
+} >>"$md"
+rm -f "$plots"
+cat "$lines"
