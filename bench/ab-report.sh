@@ -24,8 +24,9 @@
 #   too_few_runs   apart, but too few runs to call it: fewer than 2 of a
 #                  setting, or the ranges apart with p > 0.01
 #   not_measured   no run of a setting has the figure
-# Runs of every boot are pooled; a figure that is 0 in every run is left
-# out.  The last lines, one per figure, are
+# Runs of every boot are pooled, but for a repeated seed on a
+# deterministic guest only its first boot's; a figure that is 0 in every
+# run is left out.  The last lines, one per figure, are
 #   ab: FIGURE A=MEDIAN B=MEDIAN ratio=B/A noise=N% p=P VERDICT
 # (noise=- with fewer than 2 runs; P is the p above, whatever the verdict).
 set -euo pipefail
@@ -44,10 +45,17 @@ need_pkgs gnuplot-nox
 
 all=$res/raw-all.txt
 : >"$all"
+# A seed repeated on the deterministic guest repeats its runs (ab.sh
+# checks that): only its first boot counts.
+declare -A seen=()
 for d in "$res"/boot-*/; do
 	[[ -s $d/raw.txt ]] || continue
 	b=$(basename "$d")
 	seed=$(grep -o -- '-seed [0-9]*' "$d/qemu.cmd" 2>/dev/null | cut -d' ' -f2 || true)
+	if grep -q 'deterministic=1' "$res/base.txt" && [[ -n $seed ]]; then
+		[[ -z ${seen[$seed]:-} ]] || continue
+		seen[$seed]=1
+	fi
 	sed "s/^/boot=${b#boot-} seed=${seed:-none} /" "$d/raw.txt" >>"$all"
 done
 # The runs that count, and those that failed.

@@ -202,5 +202,7 @@ if [[ $det -eq 1 ]]; then
 	[[ -s $res/determinism.txt ]] && sed 's/^/ab: /' "$res/determinism.txt"
 fi
 
-"$REPO/bench/ab-report.sh" "$res" || { progress "report failed"; failed=$((failed + 1)); }
-[[ $failed -eq 0 ]] || die "$failed boot(s) failed or disagreed, see $res (the runs so far are in the report)"
+rfail=0
+"$REPO/bench/ab-report.sh" "$res" || rfail=1
+[[ $failed -eq 0 && $rfail -eq 0 ]] ||
+	die "$failed boot(s) failed or disagreed$([[ $rfail -eq 0 ]] || echo ", and the report has no run"), see $res (logs in boot-N/)"

@@ -225,10 +225,11 @@ run() {
 	line="$line $(figures "$log")$(fs_delta "$T/fs0" "$T/fs1")"
 	[ "$r" = 0 ] || record "$line"
 	echo "SCHEDSERIES-AB $s rep $r rc=$rc" >/dev/console
+	rel=logs/$s-$r.log
 	if [ "$rc" = 124 ]; then
-		die "setting $s, round $r: the command timed out after ${tmo}s (exit 124); log $log: $(tail -n 2 "$log" | tr '\n' ' ')"
+		die "setting $s, round $r: the command timed out after ${tmo}s (exit 124); $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	elif [ "$rc" != 0 ]; then
-		die "setting $s, round $r: the command exited $rc; log $log: $(tail -n 2 "$log" | tr '\n' ' ')"
+		die "setting $s, round $r: the command exited $rc; $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	fi
 }
 
