@@ -38,7 +38,7 @@ help:
 	@echo "make steady        RESCHED_INELIGIBLE's steady state on one instruction-counted vCPU"
 	@echo "                   (STEADY_OPTS: bench/steady-state.sh -h)"
 	@echo "make ab            A/B a feature around a command in one boot, with a verdict:"
-	@echo "                   FEATURES=NO_RUN_TO_PARITY CMD=\"hackbench -g 4 -l 2000\" [GUEST=x86_64-icount"
+	@echo "                   FEATURES=NO_RUN_TO_PARITY CMD=\"hackbench -g 2 -l 200\" [GUEST=x86_64-icount"
 	@echo "                   REPS=4 SEEDS=1,2,3,4 AB_BIN=dir] (bench/ab.sh -h)"
 	@echo "make rootfs        the Debian tool root per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
 	@echo "make clean         remove build/ and export/ (results/ and SCHED_CACHE are kept)"
