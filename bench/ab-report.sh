@@ -8,7 +8,8 @@
 #
 # Reads RESULTS/boot-*/raw.txt (one "key=value" line per run, see
 # bench/guest/ab.sh), RESULTS/base.txt, the seeds in
-# RESULTS/boot-*/qemu.cmd and RESULTS/determinism.txt.  For every figure:
+# RESULTS/boot-*/qemu.cmd, the kernel of each boot with -k in
+# RESULTS/boot-*/kernel, and RESULTS/determinism.txt.  For every figure:
 # the median of A's runs and of B's, [min-max] and n, the B/A ratio of
 # the medians, and the noise: how far apart (in %) the medians of two
 # samples of one setting's size, drawn from that setting's runs, come
@@ -25,8 +26,9 @@
 #                  setting, or the ranges apart with p > 0.01
 #   not_measured   no run of a setting has the figure
 # Runs of every boot are pooled, but for a repeated seed on a
-# deterministic guest only its first boot's; a figure that is 0 in every
-# run is left out.  The last lines, one per figure, are
+# deterministic guest only its first boot's (with -k, per kernel);
+# a figure that is 0 in every run that has it is left out.  The last
+# lines, one per figure, are
 #   ab: FIGURE A=MEDIAN B=MEDIAN ratio=B/A noise=N% p=P VERDICT
 # (noise=- with fewer than 2 runs; P is the p above, whatever the verdict).
 set -euo pipefail
@@ -46,15 +48,17 @@ need_pkgs gnuplot-nox
 all=$res/raw-all.txt
 : >"$all"
 # A seed repeated on the deterministic guest repeats its runs (ab.sh
-# checks that): only its first boot counts.
+# checks that): only its first boot (with -k, per kernel) counts.
 declare -A seen=()
-for d in "$res"/boot-*/; do
+mapfile -t boots < <(find "$res" -maxdepth 1 -name 'boot-*' -type d | sort -V)
+for d in "${boots[@]}"; do
 	[[ -s $d/raw.txt ]] || continue
 	b=$(basename "$d")
 	seed=$(grep -o -- '-seed [0-9]*' "$d/qemu.cmd" 2>/dev/null | cut -d' ' -f2 || true)
 	if grep -q 'deterministic=1' "$res/base.txt" && [[ -n $seed ]]; then
-		[[ -z ${seen[$seed]:-} ]] || continue
-		seen[$seed]=1
+		key=$seed/$(cat "$d/kernel" 2>/dev/null || true)
+		[[ -z ${seen[$key]:-} ]] || continue
+		seen[$key]=1
 	fi
 	sed "s/^/boot=${b#boot-} seed=${seed:-none} /" "$d/raw.txt" >>"$all"
 done
@@ -85,19 +89,21 @@ plots=$res/plots.md
 		echo "tools' own rates relative to each other say more than absolute times."
 	fi
 	echo
-	for d in "$res"/boot-*/; do
-		[[ -f $d/fail.txt ]] && echo "- $(basename "$d") failed: $(cat "$d/fail.txt")"
+	for d in "${boots[@]}"; do
+		[[ ! -f $d/fail.txt ]] || echo "- $(basename "$d") failed: $(cat "$d/fail.txt")"
 	done
 	grep -v ' rc=0 ' "$all" | sed 's/^/- failed run, not counted: /' || true
-	[[ -s $res/determinism.txt ]] && sed 's/^/- determinism: /' "$res/determinism.txt"
+	[[ ! -s $res/determinism.txt ]] || sed 's/^/- determinism: /' "$res/determinism.txt"
 	echo
 	echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
 	echo "|---|---|---|---|---|---|---|"
 } >"$md"
 
 if [[ ! -s $ok ]]; then
-	echo "No run was recorded." >>"$md"
-	echo "ab: no run was recorded, see $res/boot-*/" | tee -a "$lines"
+	why="no run was recorded"
+	[[ ! -s $all ]] || why="no run exited 0 ($(wc -l <"$all") failed: raw-all.txt)"
+	echo "${why^}." >>"$md"
+	echo "ab: $why, see $res/boot-*/" | tee -a "$lines"
 	exit 1
 fi
 
@@ -128,7 +134,7 @@ plot() {
 		set output "$res/$fig.png"
 		set title "$fig"
 		set xrange [-0.6:1.6]
-		set xtics ("A (defaults)" 0, "B" 1)
+		set xtics ("A" 0, "B" 1)
 		set grid ytics
 		set style fill solid 0.25
 		set boxwidth 0.6
@@ -141,8 +147,8 @@ for fig in "${figs[@]}"; do
 	read -r am alo ahi an <<<"$(fstats A "$fig")"
 	read -r bm blo bhi bn <<<"$(fstats B "$fig")"
 	# A figure that never moves from 0 says nothing (a feat_stats counter
-	# the workload does not reach).
-	if [[ $an -gt 0 && $bn -gt 0 && $alo == 0 && $ahi == 0 && $blo == 0 && $bhi == 0 ]]; then
+	# the workload does not reach, or that only one of two kernels has).
+	if [[ ($an == 0 || ($alo == 0 && $ahi == 0)) && ($bn == 0 || ($blo == 0 && $bhi == 0)) ]]; then
 		continue
 	fi
 	if [[ $an == 0 || $bn == 0 ]]; then

@@ -3,14 +3,23 @@
 #
 # A/B any scheduler feature around any command: setting A is the kernel's
 # defaults, setting B the same with FEATURES written, alternated in one
-# boot; then a verdict per figure.
+# boot; or (-k) two kernels at their defaults, in alternating boots; then
+# a verdict per figure.
 #
-# Usage: bench/ab.sh [-h] -f FEATURES [-g GUEST] [-r REPS] [-S SEEDS]
-#                    [-t SECS] [-b DIR] [-o RESULTS] CMD [ARG...]
+# Usage: bench/ab.sh [-h] (-f FEATURES | -k KERNEL_B) [-g GUEST] [-r REPS]
+#                    [-S SEEDS] [-t SECS] [-b DIR] [-o RESULTS] CMD [ARG...]
 #
 #   -f FEATURES  what makes B, as the features file takes it, blank
 #                separated: "NO_RUN_TO_PARITY", "RESCHED_INELIGIBLE
 #                NO_LB_CLASSIFY"; any feature the booted kernel lists
+#   -k KERNEL_B  B is another kernel, at its defaults, and A the test
+#                kernel at its defaults: "base" (the unpatched base,
+#                built with the test kernel's configs; x86_64 guests), or
+#                the path of a kernel image for the guest's architecture
+#                (its boots skip the guest's debugfs topology check, so it
+#                needs no CONFIG_DEBUG_FS).  Each seed boots both kernels,
+#                A then B for the 1st, 3rd, ... seed, B then A for the
+#                others; each boot makes REPS runs after a warm-up run
 #   CMD ARG...   the workload, run in the guest with sh -c (so quote
 #                what the guest's shell must see); its program comes
 #                from the Debian tool root (scripts/mk-rootfs.sh:
@@ -19,12 +28,13 @@
 #                there) or from -b
 #   -g GUEST     guests/GUEST.conf (default x86_64-icount)
 #   -r REPS      rounds per boot, after one warm-up run at A (default 4):
-#                A B, then B A, ...
-#   -S SEEDS     QEMU seeds, comma separated, one boot each (default
-#                1,2,3,4 on an instruction-counted guest, 1 on others).
-#                On an instruction-counted guest (QEMU_ICOUNT in its
-#                conf) the boots are deterministic (scripts/run-guest.sh
-#                -D): a repeated seed must give the same raw.txt (lib.sh's
+#                A B, then B A, ...; with -k, runs per boot
+#   -S SEEDS     QEMU seeds, comma separated, one boot each (two with
+#                -k; default 1,2,3,4 on an instruction-counted guest, 1
+#                on others).  On an instruction-counted guest (QEMU_ICOUNT
+#                in its conf) the boots are deterministic
+#                (scripts/run-guest.sh -D): a repeated seed (with -k, for
+#                one kernel) must give the same raw.txt (lib.sh's
 #                kv_same), and the script fails when it does not; another
 #                seed is an independent sample
 #   -t SECS      timeout of one run in the guest (default 300)
@@ -32,7 +42,7 @@
 #                (first in PATH)
 #   -o RESULTS   results directory (default results/ab-YYYYmmdd-HHMMSS)
 #
-# The kernel is the guest architecture's test kernel
+# Kernel A is the guest architecture's test kernel
 # (scripts/build-kernel.sh), so the series' features and upstream's are
 # both there.  Each boot runs bench/guest/ab.sh (see there for what is
 # measured: wall time, exit code, context switches and migrations, the
@@ -43,7 +53,7 @@
 # figure.  An unknown feature, a command the guest lacks, or a run that
 # fails or times out stops the boot with one "ab: FAIL" line; the runs so
 # far are kept and reported.  Exits 1 when a boot failed or boots with the
-# same seed differ.
+# same seed (and kernel) differ.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -51,20 +61,22 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,/^# same seed differ\./s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# same seed (and kernel) differ\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 feats=
+kb=
 guest=x86_64-icount
 reps=4
 seeds=
 tmo=300
 bin=
 res=
-while getopts hf:g:r:S:t:b:o: opt; do
+while getopts hf:k:g:r:S:t:b:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	f) feats=$OPTARG ;;
+	k) kb=$OPTARG ;;
 	g) guest=$OPTARG ;;
 	r) reps=$OPTARG ;;
 	S) seeds=$OPTARG ;;
@@ -75,10 +87,14 @@ while getopts hf:g:r:S:t:b:o: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-[[ $# -ge 1 ]] || die "no command: bench/ab.sh -f FEATURES CMD [ARG...] (-h for help)"
+[[ $# -ge 1 ]] || die "no command: bench/ab.sh -f FEATURES|-k KERNEL_B CMD [ARG...] (-h for help)"
 cmd="$*"
-[[ $cmd =~ [^[:space:]] ]] || die "empty command: bench/ab.sh -f FEATURES CMD [ARG...] (make ab: CMD=\"...\")"
-[[ -n ${feats// /} ]] || die "no -f FEATURES: name what setting B writes, e.g. -f NO_RUN_TO_PARITY"
+[[ $cmd =~ [^[:space:]] ]] || die "empty command: bench/ab.sh -f FEATURES|-k KERNEL_B CMD [ARG...] (make ab: CMD=\"...\")"
+if [[ -n $kb ]]; then
+	[[ -z ${feats// /} ]] || die "-f and -k do not go together: -k compares two kernels, each at its defaults"
+else
+	[[ -n ${feats// /} ]] || die "no -f FEATURES or -k KERNEL_B: name what setting B writes (e.g. -f NO_RUN_TO_PARITY) or the kernel that makes it"
+fi
 for f in $feats; do
 	[[ $f =~ ^[A-Z][A-Z0-9_]*$ ]] || die "bad feature '$f' (names as the features file lists them, e.g. NO_RUN_TO_PARITY)"
 done
@@ -87,6 +103,18 @@ done
 [[ -f $REPO/guests/$guest.conf ]] || die "unknown guest '$guest' (see guests/*.conf)"
 [[ -z $bin || -d $bin ]] || die "bad -b '$bin': no such directory"
 arch=$(guest_arch "$guest")
+if [[ -n $kb && $kb != base ]]; then
+	[[ -f $kb ]] || die "bad -k '$kb': no such kernel image (or 'base' for the unpatched base)"
+	kb=$(realpath "$kb")
+	# An image of another architecture would only time out.
+	ktype=$(file -b "$kb")
+	case $arch in
+	x86_64) [[ $ktype == *"x86 boot executable"* ]] ;;
+	arm64) [[ $ktype == *"ARM64 boot executable"* ]] ;;
+	*) true ;;
+	esac || die "bad -k '$kb': not an $arch kernel image for $guest (file: $ktype)"
+fi
+[[ $kb != base || $arch == x86_64 ]] || die "-k base: the unpatched base kernel is built for x86_64 guests only; give the path of an $arch image"
 det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
@@ -98,19 +126,38 @@ res=${res:-$REPO/results/ab-$(date +%Y%m%d-%H%M%S)}
 [[ ! -e $res || -z $(ls -A "$res") ]] || die "-o '$res' is not empty: give a new directory"
 mkdir -p "$res"
 res=$(realpath "$res")
-progress "ab: B = $feats; '$cmd' on $guest, $reps rounds, seeds $seeds, results in $res"
+if [[ -n $kb ]]; then
+	progress "ab: B = kernel $kb; '$cmd' on $guest, $reps runs per boot, seeds $seeds, results in $res"
+else
+	progress "ab: B = $feats; '$cmd' on $guest, $reps rounds, seeds $seeds, results in $res"
+fi
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio pax-utils \
 	python3-pyelftools gnuplot-nox
 "$REPO/scripts/prepare-tree.sh"
 kernel=$("$REPO/scripts/build-kernel.sh" "$arch" | tee >(grep -v '^/' >&2) | tail -n1)
+declare -A kimg=([A]=$kernel)
+if [[ $kb == base ]]; then
+	kimg[B]=$(base_kernel)
+elif [[ -n $kb ]]; then
+	kimg[B]=$kb
+fi
 read -r rootfs initrd < <(tools_userland "$arch")
 # schedbench (bench/schedbench.c) goes into every boot, beside -b's.
 build_schedbench "$arch" "$res/schedbench"
 {
 	base_info
-	echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s"
-	echo "ab: A = the kernel's defaults; B = A with: $feats"
+	if [[ -n $kb ]]; then
+		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s"
+		echo "ab: A = kernel ${kimg[A]} at its defaults"
+		echo "ab: B = kernel ${kimg[B]} at its defaults$([[ $kb != base ]] || echo " (the unpatched base)")"
+		for k in A B; do
+			echo "ab: kernel $k: $(file -b "${kimg[$k]}" | grep -o 'version [^ ]* [^,]*' || echo "${kimg[$k]}"), sha256 $(sha256sum "${kimg[$k]}" | cut -c1-16)"
+		done
+	else
+		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s"
+		echo "ab: A = the kernel's defaults; B = A with: $feats"
+	fi
 	echo "ab: command: $cmd"
 } >"$res/base.txt"
 
@@ -143,9 +190,20 @@ if [[ $det -eq 1 ]]; then
 	done
 fi
 
-failed=0
+# The boots: one per seed, or with -k two per seed, A B then B A.
+bseed=() bkern=()
 for i in "${!seedv[@]}"; do
-	n=$((i + 1))
+	if [[ -z $kb ]]; then
+		bseed+=("${seedv[i]}") bkern+=("")
+	elif ((i % 2 == 0)); then
+		bseed+=("${seedv[i]}" "${seedv[i]}") bkern+=(A B)
+	else
+		bseed+=("${seedv[i]}" "${seedv[i]}") bkern+=(B A)
+	fi
+done
+failed=0
+for i in "${!bseed[@]}"; do
+	n=$((i + 1)) k=${bkern[i]}
 	dir=$res/boot-$n
 	rm -rf "$dir"
 	mkdir -p "$dir"
@@ -154,16 +212,24 @@ for i in "${!seedv[@]}"; do
 	printf '%s\n' "$cmd" >"$dir/ab-cmd"
 	printf '%s\n' "$feats" >"$dir/ab-features"
 	[[ -z $bin ]] || find "$bin" -maxdepth 1 -type f -exec cp -p {} "$dir/" \;
-	ropts=(-s "${seedv[i]}")
+	ropts=(-s "${bseed[i]}")
 	if [[ $det -eq 1 ]]; then
 		ropts+=(-D)
 		[[ -z $ram ]] || ropts+=(-R "$ram")
 	fi
+	gopts="-r,$reps,-t,$tmo,-d,/results" tmo_boot=$((240 + (2 * reps + 1) * tmo)) img=$kernel
+	if [[ -n $k ]]; then
+		gopts+=",-s,$k" tmo_boot=$((240 + (reps + 1) * tmo)) img=${kimg[$k]}
+		echo "$k" >"$dir/kernel"
+		# A user's kernel need not have debugfs, which the guest's
+		# topology check reads: off (the last value counts).
+		[[ $k == A || $kb == base ]] || ropts+=(-c "schedseries.asym= schedseries.numa_levels=")
+	fi
 	rc=0
-	progress "ab boot $n of ${#seedv[@]} (QEMU seed ${seedv[i]})"
-	"$REPO/scripts/run-guest.sh" -t $((240 + (2 * reps + 1) * tmo)) -T "" -r "$rootfs" -o "$dir" \
-		"${ropts[@]}" -x "/results/guest-ab.sh,-r,$reps,-t,$tmo,-d,/results" \
-		"$guest" "$kernel" "$initrd" >"$dir/run.out" 2>&1 || rc=$?
+	progress "ab boot $n of ${#bseed[@]} (QEMU seed ${bseed[i]}${k:+, kernel $k})"
+	"$REPO/scripts/run-guest.sh" -t "$tmo_boot" -T "" -r "$rootfs" -o "$dir" \
+		"${ropts[@]}" -x "/results/guest-ab.sh,$gopts" \
+		"$guest" "$img" "$initrd" >"$dir/run.out" 2>&1 || rc=$?
 	tail -n1 "$dir/run.out"
 	# A boot that did not finish: its runs from the console.
 	if [[ ! -s $dir/raw.txt ]] && grep -q '^SCHEDSERIES-RAW ' "$dir/console.log" 2>/dev/null; then
@@ -175,34 +241,38 @@ for i in "${!seedv[@]}"; do
 		why=$(tr -d '\r' <"$dir/cmd.out" 2>/dev/null | grep '^ab: FAIL' | tail -n1 || true)
 		[[ -n $why ]] || why=$(tail -n1 "$dir/run.out")
 		progress "boot-$n failed: $why"
-		echo "$why" >"$dir/fail.txt"
+		echo "${k:+kernel $k: }$why" >"$dir/fail.txt"
 		# Bad input, or a boot that never started, fails every boot
 		# alike: stop at the first.
 		[[ $why == *"unknown feature"* || $why == *"no command"* || $why == *"no writable"* ||
-		   ! -s $dir/console.log ]] && break
+		   $why == *"topology"* || ! -s $dir/console.log ]] && break
 	fi
 done
 
-# Boots with the same seed on a deterministic guest must agree.
+# Boots with the same seed (and kernel) on a deterministic guest must
+# agree.
 if [[ $det -eq 1 ]]; then
 	: >"$res/determinism.txt"
-	for i in "${!seedv[@]}"; do
-		for ((j = i + 1; j < ${#seedv[@]}; j++)); do
-			[[ ${seedv[i]} == "${seedv[j]}" ]] || continue
+	for i in "${!bseed[@]}"; do
+		for ((j = i + 1; j < ${#bseed[@]}; j++)); do
+			[[ ${bseed[i]} == "${bseed[j]}" && ${bkern[i]} == "${bkern[j]}" ]] || continue
 			a=$res/boot-$((i + 1))/raw.txt b=$res/boot-$((j + 1))/raw.txt
 			[[ -s $a && -s $b ]] || continue
+			what="seed ${bseed[i]}${bkern[i]:+, kernel ${bkern[i]}}"
 			if line=$(kv_same "$a" "$b"); then
-				echo "boot-$((i + 1)) and boot-$((j + 1)) (seed ${seedv[i]}): raw.txt $line" >>"$res/determinism.txt"
+				echo "boot-$((i + 1)) and boot-$((j + 1)) ($what): raw.txt $line" >>"$res/determinism.txt"
 			else
-				echo "boot-$((i + 1)) and boot-$((j + 1)) (seed ${seedv[i]}): raw.txt $line FAIL" >>"$res/determinism.txt"
+				echo "boot-$((i + 1)) and boot-$((j + 1)) ($what): raw.txt $line FAIL" >>"$res/determinism.txt"
 				failed=$((failed + 1))
 			fi
 		done
 	done
-	[[ -s $res/determinism.txt ]] && sed 's/^/ab: /' "$res/determinism.txt"
+	if [[ -s $res/determinism.txt ]]; then
+		sed 's/^/ab: /' "$res/determinism.txt"
+	fi
 fi
 
 rfail=0
 "$REPO/bench/ab-report.sh" "$res" || rfail=1
 [[ $failed -eq 0 && $rfail -eq 0 ]] ||
-	die "$failed boot(s) failed or disagreed$([[ $rfail -eq 0 ]] || echo ", and the report has no run"), see $res (logs in boot-N/)"
+	die "$failed boot(s) failed or disagreed$([[ $rfail -eq 0 ]] || echo ", and no run counts"), see $res (logs in boot-N/)"

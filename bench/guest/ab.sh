@@ -5,22 +5,26 @@
 # In-guest A/B driver: bench/ab.sh runs it with scripts/run-guest.sh -x.
 # POSIX sh, for busybox.
 #
-# Usage: guest-ab.sh [-h] [-r REPS] [-t SECS] [-d DIR]
+# Usage: guest-ab.sh [-h] [-r REPS] [-t SECS] [-d DIR] [-s SETTING]
 #
 #   -r REPS   rounds (default 4); round i runs A then B for odd i, B then
-#             A for even i, after one warm-up run at A that is not counted
+#             A for even i, after one warm-up run at A that is not
+#             counted; with -s, runs after the warm-up
+#   -s SETTING  one setting only, for two kernels in alternating boots:
+#             the kernel as booted, labelled SETTING (A or B), REPS runs
+#             after a warm-up; no feature is written
 #   -t SECS   timeout of one run (default 300)
 #   -d DIR    where ab-features and ab-cmd are, and where raw.txt and
 #             logs/ go (default the directory of this script)
 #
 # DIR/ab-features holds the features that make setting B, as the
 # features file takes them (LB_CLASSIFY, NO_RUN_TO_PARITY, ...); A is
-# the kernel's setting at boot.  DIR/ab-cmd holds the command, run with
-# sh -c; DIR is first in PATH, so a user's programs copied there run by
-# their names.  Each counted run is one line of "key=value" words in
+# the kernel's setting at boot (without -s).  DIR/ab-cmd holds the
+# command, run with sh -c; DIR is first in PATH, so a user's programs
+# copied there run by their names.  Each counted run is one line of "key=value" words in
 # DIR/raw.txt and on the console ("SCHEDSERIES-RAW ..."):
 #   setting= rep= rc= wall_ms= ctxt=   always (ctxt: /proc/stat's
-#                                      context switches over the run)
+#                                      context switches in the run)
 #   perf_cs= perf_migrations=          with perf: perf stat -a's
 #                                      context-switches, cpu-migrations
 #   hackbench_s pipe_usecs_per_op pipe_ops_per_sec perf_bench_total_s
@@ -32,6 +36,8 @@
 #   <key>=<number>                     any line made only of such words
 #                                      (the last value of a key counts)
 #   fs_<counter>=                      each feat_stats counter's change
+#                                      (schedstats is on for every run,
+#                                      A and B alike)
 # Each run's output is DIR/logs/SETTING-REP.log.  Every feature is put
 # back as found.  Exits 0, or 1 with "ab: FAIL reason" as the last line
 # (an unknown feature, naming the kernel's; a command not in the guest;
@@ -45,13 +51,15 @@ usage() {
 }
 reps=4
 tmo=300
+only=
 dir=$(cd "$(dirname "$0")" && pwd)
-while getopts hr:t:d: opt; do
+while getopts hr:t:d:s: opt; do
 	case $opt in
 	h) usage 0 ;;
 	r) reps=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	d) dir=$OPTARG ;;
+	s) only=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
@@ -60,6 +68,7 @@ shift $((OPTIND - 1))
 
 FEATS=/sys/kernel/debug/sched/features
 FSTATS=/sys/kernel/debug/sched/feat_stats
+SSTATS=/proc/sys/kernel/sched_schedstats
 RAW=$dir/raw.txt
 LOGS=$dir/logs
 T=/tmp/ab
@@ -78,17 +87,26 @@ record() {
 
 case $reps in '' | *[!0-9]* | 0*) die "bad -r '$reps' (a number > 0)" ;; esac
 case $tmo in '' | *[!0-9]* | 0*) die "bad -t '$tmo' (seconds > 0)" ;; esac
+case $only in '' | A | B) ;; *) die "bad -s '$only' (A or B)" ;; esac
 [ -r "$dir/ab-cmd" ] || die "no $dir/ab-cmd"
 CMD=$(cat "$dir/ab-cmd")
 [ -n "$CMD" ] || die "empty command"
 B=$(cat "$dir/ab-features" 2>/dev/null)
-[ -n "$B" ] || die "no features for setting B in $dir/ab-features"
+[ -n "$B" ] || [ -n "$only" ] || die "no features for setting B in $dir/ab-features"
 PATH=$dir:$PATH
 export PATH
 
-[ -w "$FEATS" ] ||
-	die "no writable $FEATS: this kernel has no debugfs there (CONFIG_DEBUG_FS, mounted?), so there are no features to flip"
-A=$(cat "$FEATS")
+A=
+if [ -n "$only" ]; then
+	# Two kernels: each at its defaults; the features file may be
+	# missing (a kernel without debugfs).
+	[ ! -r "$FEATS" ] || A=$(cat "$FEATS")
+	B=
+else
+	[ -w "$FEATS" ] ||
+		die "no writable $FEATS: this kernel has no debugfs there (CONFIG_DEBUG_FS, mounted?), so there are no features to flip"
+	A=$(cat "$FEATS")
+fi
 for f in $B; do
 	n=${f#NO_}
 	case " $A " in
@@ -107,11 +125,19 @@ set +f
 	die "no command '$1' in the guest (PATH=$PATH); a program of your own goes in AB_BIN"
 
 restore() {
+	[ -n "$B" ] || return 0
 	for f in $A; do
 		echo "$f" >"$FEATS"
 	done
 }
-trap restore EXIT
+# feat_stats counts only with schedstats on: on for every run, A and B
+# alike, and put back at the end.
+SSTATS0=
+if [ -w "$SSTATS" ]; then
+	read -r SSTATS0 <"$SSTATS"
+	echo 1 >"$SSTATS"
+fi
+trap 'restore; [ -z "$SSTATS0" ] || echo "$SSTATS0" >"$SSTATS"' EXIT
 # setting A|B: the kernel's features at boot, or those with B's written.
 setting() {
 	restore
@@ -122,6 +148,8 @@ setting() {
 	fi
 }
 
+what=round
+[ -z "$only" ] || what=run
 PERF=
 command -v perf >/dev/null && PERF=perf
 # perf stat returns its child's exit status, 0 for a child killed by a
@@ -227,12 +255,23 @@ run() {
 	echo "SCHEDSERIES-AB $s rep $r rc=$rc" >/dev/console
 	rel=logs/$s-$r.log
 	if [ "$rc" = 124 ]; then
-		die "setting $s, round $r: the command timed out after ${tmo}s (exit 124); $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
+		die "setting $s, $what $r: the command timed out after ${tmo}s (exit 124); $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	elif [ "$rc" != 0 ]; then
-		die "setting $s, round $r: the command exited $rc; $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
+		die "setting $s, $what $r: the command exited $rc; $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	fi
 }
 
+if [ -n "$only" ]; then
+	echo "SCHEDSERIES-AB start: this kernel is setting $only; command: $CMD; $reps runs" >/dev/console
+	run "$only" 0
+	i=1
+	while [ "$i" -le "$reps" ]; do
+		run "$only" "$i"
+		i=$((i + 1))
+	done
+	echo "ab: done, $reps runs in $RAW"
+	exit 0
+fi
 echo "SCHEDSERIES-AB start: B = $B; command: $CMD; $reps rounds" >/dev/console
 run A 0
 i=1
