@@ -25,7 +25,8 @@
 # kernel is built) and the quick benchmark (bench/bench.sh -q, which
 # asserts that every experiment ran and that the instruction-counted cost
 # of the series at its defaults stays within 1% of the base, 4% for
-# hackbench: its cost gate).  The last line is "N passed, N failed, N
+# hackbench: its cost gate), and one short `make ab` whose verdict line
+# is checked (ab_check).  The last line is "N passed, N failed, N
 # skipped" over all of it; the exit status is 1 when anything failed.  A
 # failed host check does not stop the rest.  The Debian roots that the
 # stress, the benchmark, the determinism test and the cost mutant need
@@ -83,6 +84,26 @@ host_check() {
 	fi
 }
 
+# ab_check: one short `make ab` on the instruction-counted guest, whose
+# verdict line must say what bench/reference (section 6b) measured: 4
+# equal hogs at a 2.8 ms base slice switch more often with
+# RESCHED_INELIGIBLE, every run of B beyond every run of A.
+ab_check() {
+	local out line
+	out=$(make -C "$REPO" --no-print-directory ab FEATURES=RESCHED_INELIGIBLE SEEDS=1 REPS=5 \
+		CMD='echo 2800000 >/sys/kernel/debug/sched/base_slice_ns && schedbench runlen -n 4 -d 2' \
+		AB_OPTS="-o $res/ab" 2>&1) || { echo "$out"; echo "FAIL: make ab failed"; return 1; }
+	echo "$out"
+	line=$(grep '^ab: cs_per_s ' <<<"$out") || { echo "FAIL: no verdict line for cs_per_s"; return 1; }
+	[[ $line =~ ^ab:\ cs_per_s\ A=[0-9.]+\ B=[0-9.]+\ ratio=([0-9.]+)\ noise=[0-9.]+%\ p=[0-9.e-]+\ ([a-z_]+)$ ]] ||
+		{ echo "FAIL: malformed verdict line: $line"; return 1; }
+	if [[ ${BASH_REMATCH[2]} != separated ]] || ! awk -v r="${BASH_REMATCH[1]}" 'BEGIN { exit !(r > 1) }'; then
+		echo "FAIL: expected cs_per_s separated with B/A > 1: $line"
+		return 1
+	fi
+	echo "ab: verdict line as expected: $line"
+}
+
 need_pkgs shellcheck git quilt debootstrap debian-archive-keyring
 # The Debian roots of the benchmark and the stress (debootstrap's
 # downloads, dpkg -x) do not touch the kernel tree: they are made while
@@ -136,6 +157,7 @@ host_check determinism "$REPO/scripts/test-determinism.sh" -o "$res/determinism"
 host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
 host_check stress "$REPO/stress/stress.sh" -q -T -o "$res/stress"
 host_check bench "$REPO/bench/bench.sh" -q -o "$res/bench"
+host_check ab ab_check
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
 progress "CI done"
 tail -n +1 "$res/summary.txt"
