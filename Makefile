@@ -39,7 +39,7 @@ help:
 	@echo "                   (STEADY_OPTS: bench/steady-state.sh -h)"
 	@echo "make ab            A/B a feature around a command in one boot, with a verdict:"
 	@echo "                   FEATURES=NO_RUN_TO_PARITY CMD=\"hackbench -g 2 -l 100\" [GUEST=x86_64-icount"
-	@echo "                   REPS=4 SEEDS=1,2,3,4 AB_BIN=dir]; or two kernels in alternating"
+	@echo "                   REPS=4 SEEDS=1,2,3,4 VARS=\"n=2,4\" AB_BIN=dir]; or two kernels in alternating"
 	@echo "                   boots: KERNEL_B=base|IMAGE CMD=... (bench/ab.sh -h)"
 	@echo "make rootfs        the Debian tool root per arch (perf, rt-tests, rt-app, sysbench, stress-ng)"
 	@echo "make clean         remove build/ and export/ (results/ and SCHED_CACHE are kept)"
@@ -120,11 +120,12 @@ REPS ?=
 SEEDS ?=
 AB_BIN ?=
 KERNEL_B ?=
+VARS ?=
 ab: export AB_CMD = $(CMD)
 ab: export AB_KB = $(KERNEL_B)
 ab:
 	bench/ab.sh -f "$(FEATURES)" $${AB_KB:+-k "$$AB_KB"} $(if $(GUEST),-g $(GUEST)) $(if $(REPS),-r $(REPS)) \
-		$(if $(SEEDS),-S $(SEEDS)) $(if $(AB_BIN),-b $(AB_BIN)) $(AB_OPTS) -- "$$AB_CMD"
+		$(if $(SEEDS),-S $(SEEDS)) $(foreach v,$(VARS),-V $(v)) $(if $(AB_BIN),-b $(AB_BIN)) $(AB_OPTS) -- "$$AB_CMD"
 
 rootfs:
 	scripts/mk-rootfs.sh x86_64

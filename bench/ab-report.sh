@@ -30,13 +30,15 @@
 # a figure that is 0 in every run that has it is left out.  The last
 # lines, one per figure, are
 #   ab: FIGURE A=MEDIAN B=MEDIAN ratio=B/A noise=N% p=P VERDICT
-# (noise=- with fewer than 2 runs; P is the p above, whatever the verdict).
+# (noise=- with fewer than 2 runs; P is the p above, whatever the verdict),
+# and with cells (bench/ab.sh -V) "ab: cell NAME=V,...: FIGURE ...", a
+# table, verdicts and PNGs (FIGURE-cellN.png) per cell.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
-	sed -n '3,/^# (noise=- with fewer/s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# table, verdicts and PNGs/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 [[ ${1:-} == -h ]] && usage 0
@@ -95,11 +97,13 @@ plots=$res/plots.md
 	grep -v ' rc=0 ' "$all" | sed 's/^/- failed run, not counted: /' || true
 	[[ ! -s $res/determinism.txt ]] || sed 's/^/- determinism: /' "$res/determinism.txt"
 	echo
-	echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
-	echo "|---|---|---|---|---|---|---|"
 } >"$md"
 
 if [[ ! -s $ok ]]; then
+	{
+		echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
+		echo "|---|---|---|---|---|---|---|"
+	} >>"$md"
 	why="no run was recorded"
 	[[ ! -s $all ]] || why="no run exited 0 ($(wc -l <"$all") failed: raw-all.txt)"
 	echo "${why^}." >>"$md"
@@ -107,32 +111,40 @@ if [[ ! -s $ok ]]; then
 	exit 1
 fi
 
-# The figures in the order they first appear.
-mapfile -t figs < <(awk '{ for (i = 1; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1)
-	if (k !~ /^(boot|seed|setting|rep|rc)$/ && !(k in seen)) { seen[k] = 1; print k } } }' "$ok")
+# The cells (bench/ab.sh -V) in the order they first appear; one
+# unnamed cell without -V.
+# A cell of ab-cells without a run that exited 0 is reported too.
+mapfile -t cellv < <({
+	for d in "${boots[@]}"; do
+		[[ ! -s $d/ab-cells ]] || tr ' ' , <"$d/ab-cells" | sed 's/^/cell=/'
+	done
+	cat "$ok"
+} | awk '{ c = ""; for (i = 1; i <= NF; i++) if ($i ~ /^cell=/) c = substr($i, 6)
+	if (!(c in seen)) { seen[c] = 1; print c } }')
 
 # fstats S FIG: "median min max n" of setting S's runs, at full precision.
 fstats() {
-	kv_sel "$ok" "setting=$1" "$2" | sort -g | awk '$1 != "" { v[n++] = $1 }
+	kv_sel "$cur" "setting=$1" "$2" | sort -g | awk '$1 != "" { v[n++] = $1 }
 		END { if (!n) { print "- - - 0"; exit }
 		      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
 		      printf "%.10g %.10g %.10g %d\n", m, v[0], v[n - 1], n }'
 }
 
-# plot FIG: every run a dot, the median a bar, A and B side by side.
+# plot FIG: every run a dot, the median a bar, A and B side by side;
+# FIG$sfx.png.
 plot() {
-	local fig=$1 pts=$res/$1.pts med=$res/$1.med i=0 s
+	local fig=$1 pts=$res/$1$sfx.pts med=$res/$1$sfx.med i=0 s
 	: >"$pts"
 	: >"$med"
 	for s in A B; do
-		kv_sel "$ok" "setting=$s" "$fig" | awk -v x="$i" '{ print x, $1 }' >>"$pts"
+		kv_sel "$cur" "setting=$s" "$fig" | awk -v x="$i" '{ print x, $1 }' >>"$pts"
 		echo "$i $(fstats "$s" "$fig" | cut -d' ' -f1 | sed 's/^-$/NaN/')" >>"$med"
 		i=$((i + 1))
 	done
-	gnuplot >"$res/$fig.gnuplot.log" 2>&1 <<-EOF || progress "gnuplot failed for $fig, see $res/$fig.gnuplot.log"
+	gnuplot >"$res/$fig$sfx.gnuplot.log" 2>&1 <<-EOF || progress "gnuplot failed for $fig$sfx, see $res/$fig$sfx.gnuplot.log"
 		set terminal pngcairo size 600,420 font ",10"
-		set output "$res/$fig.png"
-		set title "$fig"
+		set output "$res/$fig$sfx.png"
+		set title "${cell:+$cell: }$fig"
 		set xrange [-0.6:1.6]
 		set xtics ("A" 0, "B" 1)
 		set grid ytics
@@ -141,44 +153,69 @@ plot() {
 		plot "$med" using 1:2 with boxes title "median", \
 		     "$pts" using 1:2 with points pt 7 ps 0.8 title "each run"
 	EOF
+	rm -f "$pts" "$med"
+	if [[ -s $res/$fig$sfx.png ]]; then
+		rm -f "$res/$fig$sfx.gnuplot.log"
+	fi
 }
 
-for fig in "${figs[@]}"; do
-	read -r am alo ahi an <<<"$(fstats A "$fig")"
-	read -r bm blo bhi bn <<<"$(fstats B "$fig")"
-	# A figure that never moves from 0 says nothing (a feat_stats counter
-	# the workload does not reach, or that only one of two kernels has).
-	if [[ ($an == 0 || ($alo == 0 && $ahi == 0)) && ($bn == 0 || ($blo == 0 && $bhi == 0)) ]]; then
-		continue
+for ci in "${!cellv[@]}"; do
+	cell=${cellv[ci]} cur=$ok sfx=
+	if [[ -n $cell ]]; then
+		cur=$res/raw-ok-cell$((ci + 1)).txt sfx=-cell$((ci + 1))
+		awk -v c="cell=$cell" '{ for (i = 1; i <= NF; i++) if ($i == c) { print; next } }' "$ok" >"$cur"
+		printf '\n### Cell %s\n\n' "$cell" >>"$md"
+		printf '\n### Cell %s\n\n' "$cell" >>"$plots"
 	fi
-	if [[ $an == 0 || $bn == 0 ]]; then
-		echo "| $fig | - | - | - | - | not_measured (A n=$an, B n=$bn) | - |" >>"$md"
-		echo "ab: $fig A=- B=- ratio=- noise=- p=- not_measured" >>"$lines"
-		continue
+	{
+		echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
+		echo "|---|---|---|---|---|---|---|"
+	} >>"$md"
+	# The figures in the order they first appear.
+	mapfile -t figs < <(awk '{ for (i = 1; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1)
+		if (k !~ /^(boot|seed|cell|setting|rep|rc)$/ && !(k in seen)) { seen[k] = 1; print k } } }' "$cur")
+	pre="ab: ${cell:+cell $cell: }"
+	if [[ ${#figs[@]} -eq 0 ]]; then
+		echo "| (no run) | - | - | - | - | not_measured | - |" >>"$md"
+		echo "${pre}no run exited 0 in this cell: not_measured" >>"$lines"
 	fi
-	ratio=$(awk -v a="$am" -v b="$bm" 'BEGIN { if (a == 0) print "-"; else printf "%.4f", b / a }')
-	read -r na _ <<<"$(kv_sel "$ok" "setting=A" "$fig" | sed 's/^/0 /' | boot_noise)"
-	read -r nb _ <<<"$(kv_sel "$ok" "setting=B" "$fig" | sed 's/^/0 /' | boot_noise)"
-	noise=$(awk -v a="$na" -v b="$nb" 'BEGIN { if (a == "-" || b == "-") print "-"; else print (a + 0 > b + 0 ? a : b) }')
-	read -r verdict pval < <(awk -v am="$am" -v bm="$bm" -v alo="$alo" -v ahi="$ahi" -v blo="$blo" -v bhi="$bhi" \
-		-v an="$an" -v bn="$bn" -v noise="$noise" 'BEGIN {
-		# p of full separation by chance: 2 / C(an + bn, an).
-		p = 2
-		for (i = 1; i <= an; i++) p = p * i / (bn + i)
-		pv = sprintf("%.2g", p)
-		if ((ahi < blo || bhi < alo) && p <= 0.01) { print "separated", pv; exit }
-		lo = am < bm ? am : bm; d = am > bm ? am - bm : bm - am
-		apart = lo > 0 ? 100 * d / lo : (d == 0 ? 0 : 1e9)
-		if (noise == "-") print (d == 0 ? "within_noise" : "too_few_runs"), pv
-		else if (apart <= noise) print "within_noise", pv
-		else if (ahi < blo || bhi < alo) print "too_few_runs", pv
-		else print "overlapping", pv }')
-	nshow=${noise}%
-	[[ $noise == - ]] && nshow=-
-	echo "| $fig | $am [$alo-$ahi] ($an) | $bm [$blo-$bhi] ($bn) | $ratio | $nshow | $verdict | $pval |" >>"$md"
-	echo "ab: $fig A=$am B=$bm ratio=$ratio noise=$nshow p=$pval $verdict" >>"$lines"
-	plot "$fig"
-	echo "![$fig]($fig.png)" >>"$plots"
+	for fig in "${figs[@]}"; do
+		read -r am alo ahi an <<<"$(fstats A "$fig")"
+		read -r bm blo bhi bn <<<"$(fstats B "$fig")"
+		# A figure that never moves from 0 says nothing (a feat_stats counter
+		# the workload does not reach, or that only one of two kernels has).
+		if [[ ($an == 0 || ($alo == 0 && $ahi == 0)) && ($bn == 0 || ($blo == 0 && $bhi == 0)) ]]; then
+			continue
+		fi
+		if [[ $an == 0 || $bn == 0 ]]; then
+			echo "| $fig | - | - | - | - | not_measured (A n=$an, B n=$bn) | - |" >>"$md"
+			echo "${pre}$fig A=- B=- ratio=- noise=- p=- not_measured" >>"$lines"
+			continue
+		fi
+		ratio=$(awk -v a="$am" -v b="$bm" 'BEGIN { if (a == 0) print "-"; else printf "%.4f", b / a }')
+		read -r na _ <<<"$(kv_sel "$cur" "setting=A" "$fig" | sed 's/^/0 /' | boot_noise)"
+		read -r nb _ <<<"$(kv_sel "$cur" "setting=B" "$fig" | sed 's/^/0 /' | boot_noise)"
+		noise=$(awk -v a="$na" -v b="$nb" 'BEGIN { if (a == "-" || b == "-") print "-"; else print (a + 0 > b + 0 ? a : b) }')
+		read -r verdict pval < <(awk -v am="$am" -v bm="$bm" -v alo="$alo" -v ahi="$ahi" -v blo="$blo" -v bhi="$bhi" \
+			-v an="$an" -v bn="$bn" -v noise="$noise" 'BEGIN {
+			# p of full separation by chance: 2 / C(an + bn, an).
+			p = 2
+			for (i = 1; i <= an; i++) p = p * i / (bn + i)
+			pv = sprintf("%.2g", p)
+			if ((ahi < blo || bhi < alo) && p <= 0.01) { print "separated", pv; exit }
+			lo = am < bm ? am : bm; d = am > bm ? am - bm : bm - am
+			apart = lo > 0 ? 100 * d / lo : (d == 0 ? 0 : 1e9)
+			if (noise == "-") print (d == 0 ? "within_noise" : "too_few_runs"), pv
+			else if (apart <= noise) print "within_noise", pv
+			else if (ahi < blo || bhi < alo) print "too_few_runs", pv
+			else print "overlapping", pv }')
+		nshow=${noise}%
+		[[ $noise == - ]] && nshow=-
+		echo "| $fig | $am [$alo-$ahi] ($an) | $bm [$blo-$bhi] ($bn) | $ratio | $nshow | $verdict | $pval |" >>"$md"
+		echo "${pre}$fig A=$am B=$bm ratio=$ratio noise=$nshow p=$pval $verdict" >>"$lines"
+		plot "$fig"
+		echo "![$fig]($fig$sfx.png)" >>"$plots"
+	done
 done
 {
 	echo

@@ -7,7 +7,8 @@
 # a verdict per figure.
 #
 # Usage: bench/ab.sh [-h] (-f FEATURES | -k KERNEL_B) [-g GUEST] [-r REPS]
-#                    [-S SEEDS] [-t SECS] [-b DIR] [-o RESULTS] CMD [ARG...]
+#                    [-S SEEDS] [-V NAME=V1,V2...]... [-t SECS] [-b DIR]
+#                    [-o RESULTS] CMD [ARG...]
 #
 #   -f FEATURES  what makes B, as the features file takes it, blank
 #                separated: "NO_RUN_TO_PARITY", "RESCHED_INELIGIBLE
@@ -37,6 +38,11 @@
 #                one kernel) must give the same raw.txt (lib.sh's
 #                kv_same), and the script fails when it does not; another
 #                seed is an independent sample
+#   -V NAME=V1,V2...  a variable of the command, one cell per value: the
+#                command sees $NAME; with several -V, every combination
+#                (the first -V outermost).  Each cell has its own warm-up,
+#                rounds and verdicts; names are shell names, values
+#                letters, digits and . _ : + -
 #   -t SECS      timeout of one run in the guest (default 300)
 #   -b DIR       your own static programs: DIR's files go into the guest
 #                (first in PATH)
@@ -50,9 +56,10 @@
 # counter's change).  RESULTS/boot-N/ has the boot's console.log, raw.txt
 # and logs/; RESULTS/summary.md and RESULTS/*.png are the report
 # (bench/ab-report.sh), which ends with one "ab: FIGURE ..." line per
-# figure.  An unknown feature, a command the guest lacks, or a run that
-# fails or times out stops the boot with one "ab: FAIL" line; the runs so
-# far are kept and reported.  Exits 1 when a boot failed or boots with the
+# figure ("ab: cell NAME=V,...: FIGURE ..." per cell with -V).  An
+# unknown feature, a command the guest lacks, or a run that fails or
+# times out stops the boot with one "ab: FAIL" line; the runs so far are
+# kept and reported.  Exits 1 when a boot failed or boots with the
 # same seed (and kernel) differ.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
@@ -66,13 +73,14 @@ usage() {
 }
 feats=
 kb=
+vars=()
 guest=x86_64-icount
 reps=4
 seeds=
 tmo=300
 bin=
 res=
-while getopts hf:k:g:r:S:t:b:o: opt; do
+while getopts hf:k:g:r:S:V:t:b:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	f) feats=$OPTARG ;;
@@ -80,6 +88,7 @@ while getopts hf:k:g:r:S:t:b:o: opt; do
 	g) guest=$OPTARG ;;
 	r) reps=$OPTARG ;;
 	S) seeds=$OPTARG ;;
+	V) vars+=("$OPTARG") ;;
 	t) tmo=$OPTARG ;;
 	b) bin=$OPTARG ;;
 	o) res=$OPTARG ;;
@@ -99,6 +108,26 @@ for f in $feats; do
 	[[ $f =~ ^[A-Z][A-Z0-9_]*$ ]] || die "bad feature '$f' (names as the features file lists them, e.g. NO_RUN_TO_PARITY)"
 done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
+# The cells: every combination of the -V values, one line of NAME=VALUE
+# words each.
+cells=("")
+for v in "${vars[@]}"; do
+	[[ $v =~ ^([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9_.:+-]+(,[A-Za-z0-9_.:+-]+)*)$ ]] ||
+		die "bad -V '$v' (NAME=V1,V2,...: a shell name; values of letters, digits and . _ : + -)"
+	name=${BASH_REMATCH[1]}
+	IFS=, read -ra vals <<<"${BASH_REMATCH[2]}"
+	[[ " ${names:-} " != *" $name "* ]] || die "bad -V '$v': $name is given twice"
+	names="${names:-} $name"
+	[[ $(printf '%s\n' "${vals[@]}" | sort | uniq -d) == "" ]] || die "bad -V '$v': a value is given twice"
+	next=()
+	for c in "${cells[@]}"; do
+		for x in "${vals[@]}"; do
+			next+=("${c:+$c }$name=$x")
+		done
+	done
+	cells=("${next[@]}")
+done
+ncells=${#cells[@]}
 [[ $tmo =~ ^[1-9][0-9]*$ ]] || die "bad -t '$tmo' (seconds > 0)"
 [[ -f $REPO/guests/$guest.conf ]] || die "unknown guest '$guest' (see guests/*.conf)"
 [[ -z $bin || -d $bin ]] || die "bad -b '$bin': no such directory"
@@ -159,6 +188,7 @@ build_schedbench "$arch" "$res/schedbench"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
 	fi
 	echo "ab: command: $cmd"
+	[[ ${#vars[@]} -eq 0 ]] || echo "ab: cells: $ncells ($(printf '%s; ' "${cells[@]}" | sed 's/; $//'))"
 } >"$res/base.txt"
 
 # With -D the programs come from RAM: each program the command starts
@@ -211,15 +241,16 @@ for i in "${!bseed[@]}"; do
 	cp "$res/schedbench" "$dir/"
 	printf '%s\n' "$cmd" >"$dir/ab-cmd"
 	printf '%s\n' "$feats" >"$dir/ab-features"
+	[[ ${#vars[@]} -eq 0 ]] || printf '%s\n' "${cells[@]}" >"$dir/ab-cells"
 	[[ -z $bin ]] || find "$bin" -maxdepth 1 -type f -exec cp -p {} "$dir/" \;
 	ropts=(-s "${bseed[i]}")
 	if [[ $det -eq 1 ]]; then
 		ropts+=(-D)
 		[[ -z $ram ]] || ropts+=(-R "$ram")
 	fi
-	gopts="-r,$reps,-t,$tmo,-d,/results" tmo_boot=$((240 + (2 * reps + 1) * tmo)) img=$kernel
+	gopts="-r,$reps,-t,$tmo,-d,/results" tmo_boot=$((240 + ncells * (2 * reps + 1) * tmo)) img=$kernel
 	if [[ -n $k ]]; then
-		gopts+=",-s,$k" tmo_boot=$((240 + (reps + 1) * tmo)) img=${kimg[$k]}
+		gopts+=",-s,$k" tmo_boot=$((240 + ncells * (reps + 1) * tmo)) img=${kimg[$k]}
 		echo "$k" >"$dir/kernel"
 		# A user's kernel need not have debugfs, which the guest's
 		# topology check reads: off (the last value counts).

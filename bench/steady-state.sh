@@ -24,16 +24,22 @@
 #
 # Each run is `schedbench runlen` (bench/schedbench.c): HOGS nice-0
 # threads on one CPU under RUN_TO_PARITY; a gap in a hog's clock reads is
-# a switch away.  DIR/bootN/cmd.out has one line per run, DIR/summary.md
-# the medians per boot: context switches per second and the run-length
-# distribution (10th, 50th, 90th percentile, mean), and the share of
-# runs of 1 ms or less.
+# a switch away.  The runs are made by the A/B engine, bench/ab.sh: A is
+# the defaults (RESCHED_INELIGIBLE off), B RESCHED_INELIGIBLE, one cell
+# per base slice and hog count (-V), each with a warm-up run and REPS
+# rounds; unlike the driver of bench/reference's sections 6 and 6b, the
+# engine runs each command under perf stat -a and with schedstats on.
+# DIR has ab.sh's results (summary.md: every figure's verdict per cell;
+# boot-N/raw.txt: one line per run) and steady.md: the medians per boot,
+# in the table of bench/reference: context switches per second, the
+# run-length distribution (10th, 50th, 90th percentile, mean), and the
+# share of runs of 1 ms or less.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
-	sed -n '3,/^# runs of 1 ms or less\./s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# share of runs of 1 ms or less\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 seeds=1,1 reps=40 secs=4 slices=700000,2800000 hogs=2,3,4,8 res=
@@ -61,51 +67,19 @@ boots=${#seedv[@]}
 	die "bad -s '$slices' or -n '$hogs' (comma-separated numbers)"
 
 res=${res:-$REPO/results/steady-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$res/bin"
-res=$(realpath "$res")
+# Old boots there would be read into steady.md.
+[[ ! -e $res || -z $(ls -A "$res") ]] || die "-o '$res' is not empty: give a new directory"
 progress "steady state: seeds=$seeds reps=$reps secs=$secs slices=$slices hogs=$hogs, results in $res"
-need_pkgs qemu-system-x86 busybox-static cpio gcc libc6-dev pax-utils python3-pyelftools
+rc=0
+# shellcheck disable=SC2016 # $slice and $hogs are the guest shell's
+"$REPO/bench/ab.sh" -f RESCHED_INELIGIBLE -S "$seeds" -r "$reps" -t $((secs * 10 + 60)) \
+	-V "slice=$slices" -V "hogs=$hogs" -o "$res" \
+	'echo RUN_TO_PARITY >/sys/kernel/debug/sched/features && echo $slice >/sys/kernel/debug/sched/base_slice_ns && schedbench runlen -n $hogs -d '"$secs" ||
+	rc=$?
+[[ -s $res/base.txt ]] || die "bench/ab.sh failed before its first boot (exit $rc)"
+res=$(realpath "$res")
 
-"$REPO/scripts/prepare-tree.sh" >/dev/null
-kernel=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1)
-{
-	base_info
-	echo "guest: x86_64-icount ($(grep '^QEMU_ICOUNT=' "$REPO/guests/x86_64-icount.conf"))"
-	echo "mode: seeds=$seeds reps=$reps secs=$secs slices=$slices hogs=$hogs"
-} >"$res/base.txt"
-build_schedbench x86_64 "$res/bin/schedbench"
-cp "$REPO/bench/guest/steady.sh" "$res/bin/guest-steady.sh"
-initrd=$CACHE/initramfs-x86_64-steady.cpio.gz
-"$REPO/scripts/mk-initramfs.sh" x86_64 "$initrd" "$res/bin:/bench" >/dev/null
-
-# Guest time per boot: every run plus half a second of settling each.
-nrun=$(( $(tr , '\n' <<<"$slices" | wc -l) * $(tr , '\n' <<<"$hogs" | wc -l) * 2 * reps ))
-timeout=$(( nrun * (secs + 1) * 10 + 120 ))
-for ((b = 1; b <= boots; b++)); do
-	progress "boot $b of $boots: $nrun runs"
-	"$REPO/scripts/run-guest.sh" -t "$timeout" -T "" -o "$res/boot$b" -D -s "${seedv[b - 1]}" \
-		-x "/bench/guest-steady.sh,$reps,$secs,${slices//,/:},${hogs//,/:}" \
-		x86_64-icount "$kernel" "$initrd" >"$res/boot$b.log" 2>&1 ||
-		die "boot $b failed: $(tail -n1 "$res/boot$b.log"), results in $res/boot$b (the runs it finished: SCHEDSERIES-RAW lines of its console.log)"
-	[[ $(cat "$res/boot$b/cmd.rc" 2>/dev/null) == 0 ]] ||
-		die "boot $b: guest-steady.sh failed, see $res/boot$b/cmd.out"
-done
-
-# Boots with the same seed ran the same instructions: the same runs.
-det=0
-for ((i = 1; i <= boots; i++)); do
-	for ((j = i + 1; j <= boots; j++)); do
-		[[ ${seedv[i - 1]} == "${seedv[j - 1]}" ]] || continue
-		if line=$(kv_same "$res/boot$i/cmd.out" "$res/boot$j/cmd.out"); then
-			echo "boot$i and boot$j (seed ${seedv[i - 1]}): cmd.out $line"
-		else
-			echo "boot$i and boot$j (seed ${seedv[i - 1]}): cmd.out $line FAIL"
-			det=1
-		fi
-	done
-done >"$res/determinism.txt"
-
-# summary.md: per slice, hogs and flag, the median over the runs of each
+# steady.md: per slice, hogs and flag, the median over the runs of each
 # boot (lib.sh's kv_sel and kv_stats).
 {
 	echo "# Steady state: equal nice-0 hogs on one CPU, RUN_TO_PARITY"
@@ -113,20 +87,26 @@ done >"$res/determinism.txt"
 	sed 's/^/    /' "$res/base.txt"
 	echo
 	echo "Medians over $reps runs of $secs s per boot; boots (QEMU seeds $seeds) separated by /."
+	echo "Verdicts per figure and cell: summary.md."
 	echo
-	sed 's/^/- /' "$res/determinism.txt"
+	sed 's/^/- /' "$res/determinism.txt" 2>/dev/null || true
+	for f in "$res"/boot-*/fail.txt; do
+		[[ ! -f $f ]] || echo "- $(basename "$(dirname "$f")") failed, its table cells hold the runs before: $(cat "$f")"
+	done
 	echo
 	echo "| base slice | hogs | RESCHED_INELIGIBLE | switches/s | p10 us | p50 us | p90 us | mean us | runs <= 1 ms (%) |"
 	echo "|---|---|---|---|---|---|---|---|---|"
 	for slice in ${slices//,/ }; do
 		for n in ${hogs//,/ }; do
-			for ri in 0 1; do
-				row="| $slice | $n | $([[ $ri == 1 ]] && echo on || echo off)"
+			for set in A B; do
+				row="| $slice | $n | $([[ $set == B ]] && echo on || echo off)"
 				for k in cs_per_s p10_us p50_us p90_us mean_us le_1ms_pct; do
 					cell=
 					for ((b = 1; b <= boots; b++)); do
-						v=$(kv_sel "$res/boot$b/cmd.out" "slice_ns=$slice hogs=$n ri=$ri" "$k" |
-							kv_stats | cut -d' ' -f1)
+						v=-
+						[[ ! -s $res/boot-$b/raw.txt ]] ||
+							v=$(kv_sel "$res/boot-$b/raw.txt" "cell=slice=$slice,hogs=$n setting=$set rc=0" "$k" |
+								kv_stats | cut -d' ' -f1)
 						cell+=${cell:+ / }$v
 					done
 					row+=" | $cell"
@@ -135,7 +115,7 @@ done >"$res/determinism.txt"
 			done
 		done
 	done
-} >"$res/summary.md"
-cat "$res/summary.md"
-[[ $det -eq 0 ]] || die "boots with the same seed gave different runs, see $res/determinism.txt"
-progress "steady state done: $res/summary.md"
+} >"$res/steady.md"
+cat "$res/steady.md"
+[[ $rc -eq 0 ]] || die "bench/ab.sh failed (exit $rc), see $res"
+progress "steady state done: $res/steady.md (verdicts: $res/summary.md)"

@@ -17,13 +17,18 @@
 #   -d DIR    where ab-features and ab-cmd are, and where raw.txt and
 #             logs/ go (default the directory of this script)
 #
+# DIR/ab-cells, when there, holds one cell a line: NAME=VALUE words,
+# in the command's environment for every run of that cell (env, so
+# they do not touch this script's own variables); each cell gets its
+# own warm-up and rounds, and its runs carry cell=NAME=VALUE,NAME=VALUE.
 # DIR/ab-features holds the features that make setting B, as the
 # features file takes them (LB_CLASSIFY, NO_RUN_TO_PARITY, ...); A is
 # the kernel's setting at boot (without -s).  DIR/ab-cmd holds the
 # command, run with sh -c; DIR is first in PATH, so a user's programs
 # copied there run by their names.  Each counted run is one line of "key=value" words in
 # DIR/raw.txt and on the console ("SCHEDSERIES-RAW ..."):
-#   setting= rep= rc= wall_ms= ctxt=   always (ctxt: /proc/stat's
+#   [cell=] setting= rep= rc= wall_ms= ctxt=
+#                                      always (ctxt: /proc/stat's
 #                                      context switches in the run)
 #   perf_cs= perf_migrations=          with perf: perf stat -a's
 #                                      context-switches, cpu-migrations
@@ -38,7 +43,7 @@
 #   fs_<counter>=                      each feat_stats counter's change
 #                                      (schedstats is on for every run,
 #                                      A and B alike)
-# Each run's output is DIR/logs/SETTING-REP.log.  Every feature is put
+# Each run's output is DIR/logs/[cellN-]SETTING-REP.log.  Every feature is put
 # back as found.  Exits 0, or 1 with "ab: FAIL reason" as the last line
 # (an unknown feature, naming the kernel's; a command not in the guest;
 # a run that exits non-zero or times out, with its exit code); the runs
@@ -226,65 +231,98 @@ fs_delta() {
 	awk 'NR == FNR { a[$1] = $2; next } NF == 2 { printf " fs_%s=%s", $1, $2 - a[$1] }' "$1" "$2"
 }
 
-# run SETTING REP: one run; REP 0 is the warm-up, not recorded.
+# run SETTING REP: one run of the current cell; REP 0 is the warm-up,
+# not recorded.
 run() {
-	s=$1 r=$2 log=$LOGS/$1-$2.log
+	s=$1 r=$2 log=$LOGS/$cpre$1-$2.log
 	setting "$s"
 	fstats >"$T/fs0"
 	rm -f "$T/perf"
 	c0=$(ctxt)
 	t0=$(now_ms)
+	# The cell's variables reach the command only (env), not this shell.
+	# shellcheck disable=SC2086 # NAME=VALUE words, checked, no globs
 	if [ -n "$PERF" ]; then
 		timeout -s KILL "$tmo" perf stat -a -x, -e context-switches,cpu-migrations \
-			-o "$T/perf" -- sh -c "$CMD$NL"'exit $?' >"$log" 2>&1 </dev/null
+			-o "$T/perf" -- env $cenv sh -c "$CMD$NL"'exit $?' >"$log" 2>&1 </dev/null
 	else
-		timeout -s KILL "$tmo" sh -c "$CMD" >"$log" 2>&1 </dev/null
+		timeout -s KILL "$tmo" env $cenv sh -c "$CMD" >"$log" 2>&1 </dev/null
 	fi
 	rc=$?
 	t1=$(now_ms)
 	c1=$(ctxt)
 	fstats >"$T/fs1"
 	[ "$rc" = 137 ] && rc=124
-	line="setting=$s rep=$r rc=$rc wall_ms=$((t1 - t0)) ctxt=$((c1 - c0))"
+	line="${ctag:+cell=$ctag }setting=$s rep=$r rc=$rc wall_ms=$((t1 - t0)) ctxt=$((c1 - c0))"
 	if [ -n "$PERF" ] && [ -s "$T/perf" ]; then
 		line="$line $(awk -F, '$1 ~ /^[0-9]+$/ && $3 == "context-switches" { printf "perf_cs=%s ", $1 }
 			$1 ~ /^[0-9]+$/ && $3 == "cpu-migrations" { printf "perf_migrations=%s", $1 }' "$T/perf")"
 	fi
 	line="$line $(figures "$log")$(fs_delta "$T/fs0" "$T/fs1")"
 	[ "$r" = 0 ] || record "$line"
-	echo "SCHEDSERIES-AB $s rep $r rc=$rc" >/dev/console
-	rel=logs/$s-$r.log
+	echo "SCHEDSERIES-AB ${ctag:+$ctag }$s rep $r rc=$rc" >/dev/console
+	rel=logs/$cpre$s-$r.log
 	if [ "$rc" = 124 ]; then
-		die "setting $s, $what $r: the command timed out after ${tmo}s (exit 124); $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
+		die "${ctag:+cell $ctag, }setting $s, $what $r: the command timed out after ${tmo}s (exit 124); $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	elif [ "$rc" != 0 ]; then
-		die "setting $s, $what $r: the command exited $rc; $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
+		die "${ctag:+cell $ctag, }setting $s, $what $r: the command exited $rc; $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	fi
 }
 
-if [ -n "$only" ]; then
-	echo "SCHEDSERIES-AB start: this kernel is setting $only; command: $CMD; $reps runs" >/dev/console
-	run "$only" 0
+# cell_runs: the warm-up and the rounds of the current cell.
+cell_runs() {
+	if [ -n "$only" ]; then
+		run "$only" 0
+		i=1
+		while [ "$i" -le "$reps" ]; do
+			run "$only" "$i"
+			i=$((i + 1))
+		done
+		return
+	fi
+	run A 0
 	i=1
 	while [ "$i" -le "$reps" ]; do
-		run "$only" "$i"
+		if [ $((i % 2)) -eq 1 ]; then
+			run A "$i"
+			run B "$i"
+		else
+			run B "$i"
+			run A "$i"
+		fi
 		i=$((i + 1))
 	done
-	echo "ab: done, $reps runs in $RAW"
-	exit 0
+}
+
+if [ -n "$only" ]; then
+	echo "SCHEDSERIES-AB start: this kernel is setting $only; command: $CMD; $reps runs per cell" >/dev/console
+else
+	echo "SCHEDSERIES-AB start: B = $B; command: $CMD; $reps rounds per cell" >/dev/console
 fi
-echo "SCHEDSERIES-AB start: B = $B; command: $CMD; $reps rounds" >/dev/console
-run A 0
-i=1
-while [ "$i" -le "$reps" ]; do
-	if [ $((i % 2)) -eq 1 ]; then
-		run A "$i"
-		run B "$i"
-	else
-		run B "$i"
-		run A "$i"
-	fi
-	i=$((i + 1))
-done
-restore
-[ "$(cat "$FEATS")" = "$A" ] || die "features not restored: $(cat "$FEATS")"
-echo "ab: done, $((2 * reps)) runs in $RAW"
+ctag='' cpre='' cenv=''
+ncells=0
+if [ -s "$dir/ab-cells" ]; then
+	while IFS= read -r cell; do
+		ncells=$((ncells + 1))
+		ctag='' cpre=cell$ncells- cenv=''
+		for w in $cell; do
+			name=${w%%=*} val=${w#*=}
+			case $name in '' | [!A-Za-z_]* | *[!A-Za-z0-9_]*) die "bad cell variable '$w'" ;; esac
+			case $val in *[!A-Za-z0-9_.:+-]*) die "bad cell value '$w'" ;; esac
+			cenv="$cenv $w"
+			ctag=${ctag:+$ctag,}$w
+		done
+		echo "SCHEDSERIES-AB cell $ncells: $ctag" >/dev/console
+		cell_runs
+	done <"$dir/ab-cells"
+else
+	ncells=1
+	cell_runs
+fi
+if [ -n "$B" ]; then
+	restore
+	[ "$(cat "$FEATS")" = "$A" ] || die "features not restored: $(cat "$FEATS")"
+fi
+n=$reps
+[ -n "$only" ] || n=$((2 * reps))
+echo "ab: done, $((n * ncells)) runs in $RAW"
