@@ -36,6 +36,8 @@
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
+# shellcheck source=../scripts/guest-lib.sh
+. "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
 	sed -n '3,/^# table, verdicts and PNGs/s/^# \{0,1\}//p' "$0"
@@ -89,6 +91,13 @@ plots=$res/plots.md
 		echo "Multi-threaded TCG: every vCPU is a host thread, so wall times carry the"
 		echo "host's noise. Counts (context switches, migrations, feat_stats) and the"
 		echo "tools' own rates relative to each other say more than absolute times."
+		g=$(sed -n 's/^ab: guest \([^,]*\),.*/\1/p' "$res/base.txt")
+		caps=$( (guest_load "$g" && echo "$EXPECT_CAPACITY") 2>/dev/null || true)
+		if [[ -n $caps && $(tr , '\n' <<<"$caps" | sort -u | wc -l) -gt 1 ]]; then
+			echo "Capacities ($caps) are declared to the kernel only: make ab does not"
+			echo "throttle the little vCPUs (make bench does), so every CPU runs at host"
+			echo "speed. It shows placement and counts, not what a little CPU costs a task."
+		fi
 	fi
 	echo
 	for d in "${boots[@]}"; do

@@ -26,7 +26,8 @@
 #                from the Debian tool root (scripts/mk-rootfs.sh:
 #                hackbench, cyclictest, perf, sysbench, stress-ng,
 #                rt-app), from bench/schedbench.c (schedbench, always
-#                there) or from -b
+#                there), bench/guest/eevdf-shape.sh (the 2024
+#                RESCHED_INELIGIBLE shape, always there) or from -b
 #   -g GUEST     guests/GUEST.conf (default x86_64-icount)
 #   -r REPS      rounds per boot, after one warm-up run at A (default 4):
 #                A B, then B A, ...; with -k, runs per boot
@@ -174,6 +175,8 @@ fi
 read -r rootfs initrd < <(tools_userland "$arch")
 # schedbench (bench/schedbench.c) goes into every boot, beside -b's.
 build_schedbench "$arch" "$res/schedbench"
+# So is the 2024 RESCHED_INELIGIBLE shape (bench/guest/eevdf-shape.sh).
+install -m 755 "$REPO/bench/guest/eevdf-shape.sh" "$res/"
 {
 	base_info
 	if [[ -n $kb ]]; then
@@ -194,8 +197,21 @@ build_schedbench "$arch" "$res/schedbench"
 # With -D the programs come from RAM: each program the command starts
 # (its first word, the first after ; | && || and after nice, taskset,
 # chrt, env, timeout and their options) that is an ELF program of the
-# tool root and not one of -b's.  Busybox has the shell's other commands.
+# tool root and not one of -b's, and for a script (ours in bench/guest/ or
+# one of -b's) the programs its "# ab-programs:" line names.  Busybox has
+# the shell's other commands.
 ram=
+# is_tool P: P is an ELF program of the tool root.
+is_tool() {
+	local d f
+	for d in usr/bin usr/sbin bin sbin; do
+		f=$rootfs/$d/$1
+		if [[ -x $f && ! -d $f && $(head -c4 "$f" | tr -d '\0') == $'\x7fELF' ]]; then
+			return 0
+		fi
+	done
+	return 1
+}
 if [[ $det -eq 1 ]]; then
 	read -ra words <<<"$cmd"
 	start=1
@@ -209,14 +225,17 @@ if [[ $det -eq 1 ]]; then
 		esac
 		start=0
 		[[ $w =~ ^[A-Za-z][A-Za-z0-9_.+-]*$ ]] || continue
-		[[ -n $bin && -e $bin/$w ]] && continue
-		for d in usr/bin usr/sbin bin sbin; do
-			f=$rootfs/$d/$w
-			if [[ -x $f && ! -d $f && $(head -c4 "$f" | tr -d '\0') == $'\x7fELF' ]]; then
-				ram+=${ram:+,}$w
-				break
-			fi
+		# A script of ours or of -b's names the programs it runs.
+		for h in ${bin:+"$bin/$w"} "$REPO/bench/guest/$w"; do
+			[[ -f $h && $w == *.sh ]] || continue
+			read -ra progs < <(sed -n 's/^# ab-programs: //p' "$h"; echo)
+			for p in "${progs[@]}"; do
+				if is_tool "$p"; then ram+=${ram:+,}$p; fi
+			done
+			continue 2
 		done
+		[[ -n $bin && -e $bin/$w ]] && continue
+		if is_tool "$w"; then ram+=${ram:+,}$w; fi
 	done
 fi
 
@@ -238,7 +257,7 @@ for i in "${!bseed[@]}"; do
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$REPO/bench/guest/ab.sh" "$dir/guest-ab.sh"
-	cp "$res/schedbench" "$dir/"
+	cp "$res/schedbench" "$res/eevdf-shape.sh" "$dir/"
 	printf '%s\n' "$cmd" >"$dir/ab-cmd"
 	printf '%s\n' "$feats" >"$dir/ab-features"
 	[[ ${#vars[@]} -eq 0 ]] || printf '%s\n' "${cells[@]}" >"$dir/ab-cells"
