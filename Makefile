@@ -112,7 +112,8 @@ steady:
 	bench/steady-state.sh $(STEADY_OPTS)
 
 # The command reaches bench/ab.sh through the environment, so that its
-# quotes are the guest shell's to read.
+# quotes are the guest shell's to read, and unexpanded by make ($(value)),
+# so that a cell's $NAME (VARS) reaches the guest's shell as written.
 FEATURES ?=
 CMD ?=
 GUEST ?=
@@ -121,7 +122,7 @@ SEEDS ?=
 AB_BIN ?=
 KERNEL_B ?=
 VARS ?=
-ab: export AB_CMD = $(CMD)
+ab: export AB_CMD = $(value CMD)
 ab: export AB_KB = $(KERNEL_B)
 ab:
 	bench/ab.sh -f "$(FEATURES)" $${AB_KB:+-k "$$AB_KB"} $(if $(GUEST),-g $(GUEST)) $(if $(REPS),-r $(REPS)) \
