@@ -94,9 +94,16 @@ plots=$res/plots.md
 		g=$(sed -n 's/^ab: guest \([^,]*\),.*/\1/p' "$res/base.txt")
 		caps=$( (guest_load "$g" && echo "$EXPECT_CAPACITY") 2>/dev/null || true)
 		if [[ -n $caps && $(tr , '\n' <<<"$caps" | sort -u | wc -l) -gt 1 ]]; then
-			echo "Capacities ($caps) are declared to the kernel only: make ab does not"
-			echo "throttle the little vCPUs (make bench does), so every CPU runs at host"
-			echo "speed. It shows placement and counts, not what a little CPU costs a task."
+			if grep -q 'throttle=1' "$res/base.txt" && ! grep -qs '^not throttled' "${boots[@]/%//throttle.txt}"; then
+				echo "Capacities ($caps): the little vCPUs' host threads ran under a CPU quota in"
+				echo "the capacity ratio (boot-N/throttle.txt), so a little CPU is slower, as"
+				echo "far as a CFS quota on a noisy 2-CPU host makes it; times are still noisy."
+			else
+				echo "Capacities ($caps) are declared to the kernel only: the little vCPUs"
+				echo "were not throttled (make ab -N, or the host refused: boot-N/throttle.txt),"
+				echo "so every CPU runs at host speed. It shows placement and counts, not what"
+				echo "a little CPU costs a task."
+			fi
 		fi
 	fi
 	echo

@@ -8,7 +8,7 @@
 #
 # Usage: bench/ab.sh [-h] (-f FEATURES | -k KERNEL_B) [-g GUEST] [-r REPS]
 #                    [-S SEEDS] [-V NAME=V1,V2...]... [-t SECS] [-b DIR]
-#                    [-o RESULTS] CMD [ARG...]
+#                    [-N] [-P] [-o RESULTS] CMD [ARG...]
 #
 #   -f FEATURES  what makes B, as the features file takes it, blank
 #                separated: "NO_RUN_TO_PARITY", "RESCHED_INELIGIBLE
@@ -26,8 +26,9 @@
 #                from the Debian tool root (scripts/mk-rootfs.sh:
 #                hackbench, cyclictest, perf, sysbench, stress-ng,
 #                rt-app), from bench/schedbench.c (schedbench, always
-#                there), bench/guest/eevdf-shape.sh (the 2024
-#                RESCHED_INELIGIBLE shape, always there) or from -b
+#                there), bench/guest/*-shape.sh (the seeds' shapes:
+#                misfit, lu, pipe, eevdf, and the cost run's; always
+#                there) or from -b
 #   -g GUEST     guests/GUEST.conf (default x86_64-icount)
 #   -r REPS      rounds per boot, after one warm-up run at A (default 4):
 #                A B, then B A, ...; with -k, runs per boot
@@ -47,6 +48,14 @@
 #   -t SECS      timeout of one run in the guest (default 300)
 #   -b DIR       your own static programs: DIR's files go into the guest
 #                (first in PATH)
+#   -N           on a guest with asymmetric capacity (EXPECT_CAPACITY),
+#                do not slow the little vCPUs down on the host: by
+#                default their QEMU threads get a CPU quota in the
+#                capacity ratio (scripts/guest-lib.sh, throttle_littles;
+#                boot-N/throttle.txt says what was done)
+#   -P           no perf stat -a around each run (bench/guest/ab.sh
+#                -p): perf's hooks on every context switch are work the
+#                figures of the instruction-counted guest would include
 #   -o RESULTS   results directory (default results/ab-YYYYmmdd-HHMMSS)
 #
 # Kernel A is the guest architecture's test kernel
@@ -81,7 +90,9 @@ seeds=
 tmo=300
 bin=
 res=
-while getopts hf:k:g:r:S:V:t:b:o: opt; do
+throttle=1
+noperf=0
+while getopts hf:k:g:r:S:V:t:b:NPo: opt; do
 	case $opt in
 	h) usage 0 ;;
 	f) feats=$OPTARG ;;
@@ -92,6 +103,8 @@ while getopts hf:k:g:r:S:V:t:b:o: opt; do
 	V) vars+=("$OPTARG") ;;
 	t) tmo=$OPTARG ;;
 	b) bin=$OPTARG ;;
+	N) throttle=0 ;;
+	P) noperf=1 ;;
 	o) res=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -147,6 +160,10 @@ fi
 [[ $kb != base || $arch == x86_64 ]] || die "-k base: the unpatched base kernel is built for x86_64 guests only; give the path of an $arch image"
 det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
+# Only a capacity guest on multi-threaded TCG has littles to slow down.
+asym=0
+guest_asym "$guest" && asym=1
+[[ $det -eq 0 && $asym -eq 1 ]] || throttle=0
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma separated)"
 IFS=, read -ra seedv <<<"$seeds"
@@ -163,7 +180,7 @@ else
 fi
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio pax-utils \
-	python3-pyelftools gnuplot-nox
+	python3-pyelftools gnuplot-nox socat jq
 "$REPO/scripts/prepare-tree.sh"
 kernel=$("$REPO/scripts/build-kernel.sh" "$arch" | tee >(grep -v '^/' >&2) | tail -n1)
 declare -A kimg=([A]=$kernel)
@@ -175,19 +192,23 @@ fi
 read -r rootfs initrd < <(tools_userland "$arch")
 # schedbench (bench/schedbench.c) goes into every boot, beside -b's.
 build_schedbench "$arch" "$res/schedbench"
-# So is the 2024 RESCHED_INELIGIBLE shape (bench/guest/eevdf-shape.sh).
-install -m 755 "$REPO/bench/guest/eevdf-shape.sh" "$res/"
+# So are the seeds' shapes (bench/guest/*-shape.sh).
+shapes=()
+for f in "$REPO"/bench/guest/*-shape.sh; do
+	install -m 755 "$f" "$res/"
+	shapes+=("$res/${f##*/}")
+done
 {
 	base_info
 	if [[ -n $kb ]]; then
-		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s"
+		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf))"
 		echo "ab: A = kernel ${kimg[A]} at its defaults"
 		echo "ab: B = kernel ${kimg[B]} at its defaults$([[ $kb != base ]] || echo " (the unpatched base)")"
 		for k in A B; do
 			echo "ab: kernel $k: $(file -b "${kimg[$k]}" | grep -o 'version [^ ]* [^,]*' || echo "${kimg[$k]}"), sha256 $(sha256sum "${kimg[$k]}" | cut -c1-16)"
 		done
 	else
-		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s"
+		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf))"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
 	fi
 	echo "ab: command: $cmd"
@@ -239,6 +260,11 @@ if [[ $det -eq 1 ]]; then
 	done
 fi
 
+if [[ $throttle -eq 1 ]]; then
+	trap unthrottle EXIT
+	trap 'unthrottle; exit 143' TERM INT
+fi
+
 # The boots: one per seed, or with -k two per seed, A B then B A.
 bseed=() bkern=()
 for i in "${!seedv[@]}"; do
@@ -257,7 +283,7 @@ for i in "${!bseed[@]}"; do
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$REPO/bench/guest/ab.sh" "$dir/guest-ab.sh"
-	cp "$res/schedbench" "$res/eevdf-shape.sh" "$dir/"
+	cp "$res/schedbench" "${shapes[@]}" "$dir/"
 	printf '%s\n' "$cmd" >"$dir/ab-cmd"
 	printf '%s\n' "$feats" >"$dir/ab-features"
 	[[ ${#vars[@]} -eq 0 ]] || printf '%s\n' "${cells[@]}" >"$dir/ab-cells"
@@ -267,7 +293,7 @@ for i in "${!bseed[@]}"; do
 		ropts+=(-D)
 		[[ -z $ram ]] || ropts+=(-R "$ram")
 	fi
-	gopts="-r,$reps,-t,$tmo,-d,/results" tmo_boot=$((240 + ncells * (2 * reps + 1) * tmo)) img=$kernel
+	gopts="-r,$reps,-t,$tmo,-d,/results$([[ $noperf -eq 0 ]] || echo ,-p)" tmo_boot=$((240 + ncells * (2 * reps + 1) * tmo)) img=$kernel
 	if [[ -n $k ]]; then
 		gopts+=",-s,$k" tmo_boot=$((240 + ncells * (reps + 1) * tmo)) img=${kimg[$k]}
 		echo "$k" >"$dir/kernel"
@@ -275,11 +301,20 @@ for i in "${!bseed[@]}"; do
 		# topology check reads: off (the last value counts).
 		[[ $k == A || $kb == base ]] || ropts+=(-c "schedseries.asym= schedseries.numa_levels=")
 	fi
-	rc=0
+	rc=0 sock=
+	if [[ $throttle -eq 1 ]]; then
+		sock=$(mktemp -u /tmp/schedseries-qmp.XXXXXX)
+		ropts+=(-Q "$sock")
+	fi
 	progress "ab boot $n of ${#bseed[@]} (QEMU seed ${bseed[i]}${k:+, kernel $k})"
 	"$REPO/scripts/run-guest.sh" -t "$tmo_boot" -T "" -r "$rootfs" -o "$dir" \
 		"${ropts[@]}" -x "/results/guest-ab.sh,$gopts" \
-		"$guest" "$img" "$initrd" >"$dir/run.out" 2>&1 || rc=$?
+		"$guest" "$img" "$initrd" >"$dir/run.out" 2>&1 &
+	qpid=$!
+	[[ -z $sock ]] || throttle_littles "$guest" "$sock" "$dir"
+	wait "$qpid" || rc=$?
+	unthrottle
+	[[ -z $sock ]] || rm -f "$sock"
 	tail -n1 "$dir/run.out"
 	# A boot that did not finish: its runs from the console.
 	if [[ ! -s $dir/raw.txt ]] && grep -q '^SCHEDSERIES-RAW ' "$dir/console.log" 2>/dev/null; then

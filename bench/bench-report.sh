@@ -5,9 +5,10 @@
 #
 # Usage: bench/bench-report.sh [-h] RESULTS
 #
-# Reads RESULTS/*/bench/raw.txt (one "key=value" line per measurement, see
-# bench/guest/bench.sh), RESULTS/base.txt, RESULTS/*/throttle.txt, the
-# seeds in RESULTS/*/qemu.cmd and RESULTS/determinism.txt.
+# Reads RESULTS/*/bench/raw.txt (one "key=value" line per measurement,
+# written by bench/bench.sh from its bench/ab.sh runs), RESULTS/base.txt,
+# RESULTS/*/throttle.txt, the seeds in RESULTS/*/qemu.cmd,
+# RESULTS/determinism.txt and RESULTS/ab/*/ (the runs' own verdicts).
 # For every experiment it writes a table with the median and the spread
 # (min-max) over the repeats, the on/off ratio of the medians and the
 # seed's published figure beside ours, and a plot, RESULTS/EXP.png, with
@@ -531,20 +532,25 @@ if [[ -n $(sel "exp=cost setting=default" pipe_ns_per_op | head -n1) ]]; then
 			echo "| ${cname[$k]} | $(cell "exp=cost kernel=base setting=default" "$k") | $(cell "exp=cost kernel=patched setting=default" "$k") | $(ratio "$(median "exp=cost kernel=patched setting=default" "$k")" "$(median "exp=cost kernel=base setting=default" "$k")") | $(spread "exp=cost kernel=base setting=default" "$k") / $(spread "exp=cost kernel=patched setting=default" "$k") |"
 		done
 		echo
-		echo "Each flag at its non-default setting, against the patched kernel at its"
-		echo "defaults (ratio of medians).  On one CPU MISFIT, LB_CLASSIFY and"
-		echo "SIS_ASYM_PREV sit on paths that do not run (no asymmetry, no domains), so"
-		echo "theirs measure only the static key; RESCHED_INELIGIBLE acts here."
-		echo
-		echo "| figure | NO_MISFIT | NO_LB_CLASSIFY | NO_SIS_ASYM_PREV | RESCHED_INELIGIBLE |"
-		echo "|---|---|---|---|---|"
-		for k in "${cf[@]}"; do
-			row="| ${cname[$k]}"
-			for st in NO_MISFIT NO_LB_CLASSIFY NO_SIS_ASYM_PREV RESCHED_INELIGIBLE; do
-				row+=" | $(ratio "$(median "exp=cost kernel=patched setting=$st" "$k")" "$(median "exp=cost kernel=patched setting=default" "$k")")"
+		if [[ -n $(sel "exp=cost kernel=patched" setting | grep '^ref-' | head -n1) ]]; then
+			echo "Each flag at its non-default setting, against the patched kernel at its"
+			echo "defaults in the same boot (ratio of medians; one boot per flag, the first"
+			echo "seed).  On one CPU MISFIT, LB_CLASSIFY and SIS_ASYM_PREV sit on paths that"
+			echo "do not run (no asymmetry, no domains), so theirs measure only the static"
+			echo "key; RESCHED_INELIGIBLE acts here."
+			echo
+			echo "| figure | NO_MISFIT | NO_LB_CLASSIFY | NO_SIS_ASYM_PREV | RESCHED_INELIGIBLE |"
+			echo "|---|---|---|---|---|"
+			for k in "${cf[@]}"; do
+				row="| ${cname[$k]}"
+				for st in NO_MISFIT NO_LB_CLASSIFY NO_SIS_ASYM_PREV RESCHED_INELIGIBLE; do
+					row+=" | $(ratio "$(median "exp=cost kernel=patched setting=$st" "$k")" "$(median "exp=cost kernel=patched setting=ref-$st" "$k")")"
+				done
+				echo "$row |"
 			done
-			echo "$row |"
-		done
+		else
+			echo "Each flag's own cost (bench.sh without -q) was not run."
+		fi
 		echo
 		echo "Per boot (median of the boot's repeats), to show that the figures repeat:"
 		echo
@@ -582,11 +588,20 @@ fi
 {
 	echo "## Boots"
 	echo
-	for v in "$res"/*/verdict.txt; do
+	for v in "$res"/ab/*/boot-*/verdict.txt; do
 		[[ -f $v ]] || continue
-		echo "- $(basename "$(dirname "$v")"): $(cat "$v")"
-		f=$(tr -d '\r' <"$(dirname "$v")/cmd.out" 2>/dev/null | grep '^bench: FAIL' | tail -n1 || true)
+		d=$(dirname "$v")
+		echo "- ${d#"$res"/}: $(cat "$v")"
+		f=$(tr -d '\r' <"$d/cmd.out" 2>/dev/null | grep '^ab: FAIL' | tail -n1 || true)
 		[[ -n $f ]] && echo "  - $f"
+	done
+	echo
+	echo "Each experiment's own make ab report, with a verdict per figure:"
+	echo
+	for v in "$res"/ab/*/verdicts.txt; do
+		[[ -f $v ]] || continue
+		echo "- ${v%/verdicts.txt}/summary.md: $(grep -c '^ab: ' "$v" || true) figure lines, $(grep -c ' separated$' "$v" || true) separated" |
+			sed "s|- $res/|- |"
 	done
 	echo
 } >>"$md"

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run the seed experiments A/B, flag on against flag off in one boot, and
-# write a report with tables and plots.
+# Run the seed experiments A/B, flag at its default against flag flipped
+# in one boot, on the make ab engine (bench/ab.sh), and write a report
+# with tables and plots.
 #
-# Usage: bench/bench.sh [-h] [-q] [-N] [-P] [-r REPS] [-I H,O] [-S SEEDS]
+# Usage: bench/bench.sh [-h] [-q] [-N] [-r REPS] [-I H,O] [-S SEEDS]
 #                       [-e BOOTS] [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
-#               guest, one boot per kernel for cost
+#               guest, one seed per kernel for cost, no per-flag cost
 #   -N          do not slow the little vCPUs down on the host (declared
-#               capacity only)
-#   -r REPS     repeats of each flag setting, alternating (default 5, 2
-#               with -q)
-#   -I H,O      icount-eevdf: H repeats beside hackbench and O beside the
-#               hogs, per boot (default 4,8; 1,1 with -q)
+#               capacity only; bench/ab.sh -N)
+#   -r REPS     rounds of the multi-threaded experiments (default 5, 2
+#               with -q): A B, then B A, ...
+#   -I H,O      icount-eevdf: rounds beside hackbench and beside the hogs,
+#               per boot (default 4,8; 1,1 with -q)
 #   -S SEEDS    the instruction-counted boots' QEMU seeds, comma-separated:
 #               one boot per seed for cost (each kernel; with -q the first
 #               seed only) and for each icount-eevdf load (default 1,1,
@@ -24,28 +25,34 @@
 #               numbers within DET_TOL percent, default 0.1; lib.sh's
 #               kv_same), and the script fails when they do not
 #               (RESULTS/determinism.txt); another seed is another sample
-#   -P          run the instruction-counted boots two at a time, as -q
-#               does; in one short trial on 2 host CPUs it saved little
-#               or nothing: an icount guest keeps two QEMU threads busy
 #   -e BOOTS    only these boots, comma-separated names from the list
 #               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
 #
-# Boots, each with bench/guest/bench.sh (see there for the workloads):
-#   dynamiq       arm64-dynamiq, multi-threaded TCG: misfit, pipe (the
-#                 seeds' Hikey960 shape)
-#   juno          arm64-juno, multi-threaded TCG: misfit, pipe (the seeds'
-#                 Juno shape; not with -q)
-#   numa          x86_64-numa, multi-threaded TCG: lu, pipe, eevdf
-#   cost          x86_64-icount (one vCPU, instruction counting): the
-#                 patched kernel at its defaults and at each flag's
-#                 non-default setting, and the unpatched base kernel,
-#                 booted in turn, one boot each per seed (-S)
-#   icount-eevdf  x86_64-icount: eevdf, the 2024 shape on one CPU, beside
-#                 hackbench and beside 3 hogs, one boot of each per seed
-#                 (-S; repeats: -I)
+# Boots, each one or more bench/ab.sh runs of a bench/guest/*-shape.sh
+# command (see there for the workloads); A is the kernel's defaults:
+#   dynamiq       arm64-dynamiq, multi-threaded TCG, the seeds' Hikey960
+#                 shape: misfit-shape.sh (B = NO_MISFIT), pipe-shape.sh
+#                 (B = NO_SIS_ASYM_PREV)
+#   juno          arm64-juno, the same, the seeds' Juno shape (not with -q)
+#   numa          x86_64-numa, multi-threaded TCG: lu-shape.sh, GROUP and
+#                 NORMAL cells (B = NO_LB_CLASSIFY), pipe-shape.sh, and
+#                 eevdf-shape.sh on CPUs 0-1 (B = RESCHED_INELIGIBLE, with
+#                 RUN_TO_PARITY and NO_RUN_TO_PARITY cells)
+#   cost          x86_64-icount (one vCPU, instruction counting):
+#                 cost-shape.sh on the patched kernel at its defaults
+#                 against the unpatched base (bench/ab.sh -k base), one
+#                 boot of each per seed; without -q also each flag at its
+#                 non-default setting against the defaults, one boot each
+#                 (first seed)
+#   icount-eevdf  x86_64-icount: eevdf-shape.sh, the 2024 shape on one CPU
+#                 with a 2.8 ms base slice, beside hackbench and beside 3
+#                 hogs, one boot of each per seed (-S; rounds: -I)
 # The base kernel is the tree with the series popped, built once into
-# $SCHED_CACHE/out/x86_64-base.
+# $SCHED_CACHE/out/x86_64-base.  The little vCPUs of the arm64 guests run
+# under a host CPU quota in the capacity ratio (scripts/guest-lib.sh,
+# throttle_littles); if the host refuses, the run goes on with declared
+# capacity only and the report says so.
 #
 # The cost gate: for each cost figure (hackbench time, pipe round trip,
 # idle wakeup latency; lower is better) the median of the patched kernel
@@ -59,44 +66,38 @@
 # quick bench and its cost gate").  The pipe round trip repeats within
 # about 0.1% (bench/reference/summary.md, section 5).
 #
-# Under TCG every vCPU runs at the host's speed.  For the arm64 guests the
-# QEMU threads of the little vCPUs (from QMP query-cpus-fast) go into host
-# cgroup v1 cpu groups whose CFS quota makes them run at the capacity ratio:
-# with all vCPUs busy on H host CPUs a big vCPU gets H / sum(cap/1024) of a
-# CPU, and a little one cap/1024 of that.  If the host refuses, the run
-# goes on with declared capacity only and the report says so.  Instruction
-# counting cannot make a CPU slower, so the capacity experiments stay on
-# multi-threaded TCG.
+# Every run is made without perf stat -a around it (bench/ab.sh -P), as
+# before the engine; the shapes read the feat_stats counters over their
+# measured part.  The multi-threaded boots get QEMU seed 1 (-S 1), which
+# there names the boot and does not make it repeat.
 #
-# RESULTS/GUEST-RUN/ has each boot's console.log and bench/ (raw.txt, the
-# tools' logs; a boot that did not finish gets the raw.txt lines its
-# console carried); RESULTS/summary.md and RESULTS/*.png are the report
-# (bench/bench-report.sh).  Exits 1 when a boot or experiment failed;
-# the report is written either way.
+# RESULTS/ab/RUN/ is each bench/ab.sh run, as make ab leaves it (boot-N/
+# with console.log, raw.txt and logs/; summary.md with its verdicts);
+# RESULTS/BOOT/bench/raw.txt has those runs' figures in the lines
+# bench/bench-report.sh reads (one per measurement, exp= and the flag
+# settings first); RESULTS/summary.md and RESULTS/*.png are the report.
+# Exits 1 when a boot or experiment failed; the report is written either
+# way.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
-# shellcheck source=../scripts/guest-lib.sh
-. "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,/^# the report is written either way\./s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# way\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 quick=0
-throttle=1
-par=0
+nothrottle=()
 ireps=
 seeds=
 reps=
 res=
 only=
-while getopts hqNPr:I:S:e:o: opt; do
+while getopts hqNr:I:S:e:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	q) quick=1 ;;
-	N) throttle=0 ;;
-	P) par=1 ;;
+	N) nothrottle=(-N) ;;
 	r) reps=$OPTARG ;;
 	I) ireps=$OPTARG ;;
 	S) seeds=$OPTARG ;;
@@ -107,7 +108,7 @@ while getopts hqNPr:I:S:e:o: opt; do
 done
 shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
-# Quick (CI) asks only that every experiment runs: two repeats, one of
+# Quick (CI) asks only that every experiment runs: two rounds, one of
 # each order of the settings.
 [[ -n $reps ]] || { reps=5; [[ $quick -eq 1 ]] && reps=2; }
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
@@ -116,7 +117,6 @@ shift $((OPTIND - 1))
 [[ -n $seeds ]] || seeds=1,1
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma-separated)"
 IFS=, read -ra seedv <<<"$seeds"
-[[ $quick -eq 1 ]] && par=1
 all_boots=",dynamiq,juno,numa,cost,icount-eevdf,"
 for b in ${only//,/ }; do
 	[[ $all_boots == *,$b,* ]] || die "bad -e '$b' (boots: ${all_boots//,/ })"
@@ -129,243 +129,199 @@ COST_GATE=${COST_GATE:-1.01}
 COST_GATE_HACKBENCH=${COST_GATE_HACKBENCH:-1.04}
 
 res=${res:-$REPO/results/bench-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$res"
+[[ ! -e $res || -z $(ls -A "$res") ]] || die "-o '$res' is not empty: give a new directory"
+mkdir -p "$res/ab"
 res=$(realpath "$res")
-progress "bench: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds parallel=$par throttle=$throttle, results in $res"
-
-# pax-utils and python3-pyelftools: run-guest.sh -D's lddtree, installed
-# here, before two boots at once could race for dpkg's lock.
-need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio pax-utils python3-pyelftools \
-	gnuplot-nox socat jq gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+progress "bench: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds throttle=$((${#nothrottle[@]} == 0)), results in $res"
+# Before base_info, which reads QEMU's version.
+need_pkgs qemu-system-x86 qemu-system-arm
 "$REPO/scripts/prepare-tree.sh"
-tree=$(tree_dir)
 {
 	base_info
-	echo "mode: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds parallel=$par throttle=$throttle boots=${only:-all}"
+	echo "mode: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds throttle=$((${#nothrottle[@]} == 0)) boots=${only:-all} engine=bench/ab.sh"
 } >"$res/base.txt"
 
-base_image=
-want cost && base_image=$(base_kernel)
-
-declare -A kernel initrd rootfs
-archs=(x86_64)
-{ want dynamiq || { want juno && [[ $quick -eq 0 ]]; }; } && archs+=(arm64)
-for a in "${archs[@]}"; do
-	kernel[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(grep -v '^/' >&2) | tail -n1)
-	read -r "rootfs[$a]" "initrd[$a]" < <(tools_userland "$a")
-	mkdir -p "$res/bin-$a"
-	build_schedbench "$a" "$res/bin-$a/schedbench"
+# The kernels first: building the base pops the series, and the test
+# kernels built before that would be rebuilt after it.
+want cost && base_kernel >/dev/null
+for a in x86_64 arm64; do
+	[[ $a == x86_64 ]] || want dynamiq || { want juno && [[ $quick -eq 0 ]]; } || continue
+	"$REPO/scripts/build-kernel.sh" "$a" | grep -v '^/' >&2 || die "building the $a kernel failed"
 done
 
-
-# qmp SOCKET: query-cpus-fast as "cpu-index thread-id" lines.
-qmp_threads() {
-	printf '%s\n' '{"execute":"qmp_capabilities"}' '{"execute":"query-cpus-fast"}' |
-		socat -t 3 - "UNIX-CONNECT:$1" |
-		jq -r 'select(.return | type == "array") | .return[] | "\(."cpu-index") \(."thread-id")"'
-}
-
-# throttle_littles GUEST SOCKET DIR: put the little vCPU threads in host
-# cgroups with a quota; writes DIR/throttle.txt either way.
-CPUCG=/sys/fs/cgroup/cpu
-throttle_littles() {
-	local g=$1 sock=$2 dir=$3 caps sum i cpu tid quota n=0 why=
-	caps=$(guest_load "$g" && echo "$EXPECT_CAPACITY")
-	IFS=, read -ra capv <<<"$caps"
-	sum=0
-	for c in "${capv[@]}"; do sum=$((sum + c)); done
-	for ((i = 0; i < 100; i++)); do
-		[[ -S $sock ]] && break
-		sleep 0.1
-	done
-	local threads
-	threads=$(qmp_threads "$sock" 2>"$dir/qmp.err") || true
-	if [[ -z $threads ]]; then
-		why="QMP query-cpus-fast gave nothing ($(head -c 200 "$dir/qmp.err"))"
-	elif [[ ! -d $CPUCG ]]; then
-		why="no cgroup v1 cpu controller at $CPUCG"
-	fi
-	if [[ -z $why ]]; then
-		while read -r cpu tid; do
-			[[ ${capv[cpu]} -lt 1024 ]] || continue
-			# quota = period * nproc * cap / sum(cap), in us per 100 ms.
-			quota=$((100000 * $(nproc) * capv[cpu] / sum))
-			[[ $quota -le 100000 ]] || continue
-			local cg=$CPUCG/schedseries-bench-$g-cpu$cpu
-			if mkdir -p "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
-			   echo "$quota" >"$cg/cpu.cfs_quota_us" && echo "$tid" >"$cg/tasks"; then
-				echo "cpu$cpu thread $tid capacity ${capv[cpu]}: quota $quota us per 100000 us" >>"$dir/throttle.txt"
-				n=$((n + 1))
-			else
-				why="the host refused a cpu.cfs_quota_us group at $cg"
-				break
-			fi
-		done <<<"$threads"
-	fi
-	if [[ -n $why ]]; then
-		echo "not throttled: $why" >>"$dir/throttle.txt"
-		progress "$g: little vCPUs NOT slowed down: $why"
-	else
-		progress "$g: $n little vCPU threads limited to the capacity ratio"
-	fi
-}
-unthrottle() {
-	local cg
-	for cg in "$CPUCG"/schedseries-bench-*; do
-		[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
-	done
-	return 0
-}
-trap unthrottle EXIT
-trap 'unthrottle; exit 143' TERM INT
-
 failed=0
-# bopts: options for guest-bench.sh of the next boot, comma-separated;
-# ropts: options for run-guest.sh, blank-separated.
-bopts=
-ropts=
-# boot NAME GUEST KERNEL ARCH TIMEOUT REPS EXPERIMENT...
-boot() {
-	local name=$1 g=$2 k=$3 a=$4 t=$5 n=$6 dir rc=0 qpid sock ro
-	shift 6
-	read -ra ro <<<"$ropts"
-	dir=$res/$name
-	# A clean directory: with run-guest.sh -D its files go into the guest.
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	cp "$REPO/bench/guest/bench.sh" "$dir/guest-bench.sh"
-	cp "$res/bin-$a/schedbench" "$dir/"
-	local args=/results/guest-bench.sh,-r,$n${bopts:+,$bopts}
-	[[ $quick -eq 1 ]] && args+=,-q
-	args+=,$(IFS=,; echo "$*")
-	local qopt=()
-	sock=
-	if [[ $a == arm64 && $throttle -eq 1 && " $* " == *" misfit "* ]]; then
-		sock=$(mktemp -u /tmp/schedseries-qmp.XXXXXX)
-		qopt=(-Q "$sock")
-	fi
-	progress "bench boot $name: $g, $*"
-	"$REPO/scripts/run-guest.sh" -t "$t" -T "" -r "${rootfs[$a]}" -o "$dir" "${qopt[@]}" "${ro[@]}" \
-		-x "$args" "$g" "$k" "${initrd[$a]}" >"$dir/run.out" 2>&1 &
-	qpid=$!
-	[[ -n $sock ]] && throttle_littles "$g" "$sock" "$dir"
-	wait "$qpid" || rc=$?
-	unthrottle
-	[[ -n $sock ]] && rm -f "$sock"
-	tail -n1 "$dir/run.out"
-	# A boot that did not finish: its results from the console.
-	if [[ ! -s $dir/bench/raw.txt ]] && grep -q '^SCHEDSERIES-RAW ' "$dir/console.log" 2>/dev/null; then
-		mkdir -p "$dir/bench"
-		tr -d '\r' <"$dir/console.log" | sed -n 's/^SCHEDSERIES-RAW //p' >"$dir/bench/raw.txt"
-		progress "$name: bench/raw.txt recovered from the console ($(wc -l <"$dir/bench/raw.txt") lines)"
-	fi
+# ab NAME ARGS...: one bench/ab.sh run into RESULTS/ab/NAME; a failure
+# is counted, and the runs so far are kept.
+ab() {
+	local name=$1 rc=0
+	shift
+	progress "bench: $name"
+	"$REPO/bench/ab.sh" -P -o "$res/ab/$name" "$@" >"$res/ab/$name.log" 2>&1 || rc=$?
+	grep '^ab: ' "$res/ab/$name.log" | sed "s/^/    $name: /" >&2 || true
 	if [[ $rc -ne 0 ]]; then
 		failed=$((failed + 1))
-		tr -d '\r' <"$dir/cmd.out" 2>/dev/null | grep '^bench: FAIL' | tail -n1 || true
+		progress "bench: $name FAILED (exit $rc), see $res/ab/$name.log"
 	fi
-}
-
-# iboot: boot() for the instruction-counted guest.  Its figures follow
-# the guest's instruction count, not the host's load (make bench -e cost
-# gave the same figures idle and beside a stress guest), so with -q or -P
-# two such boots run at once; by default the full bench keeps them one
-# after the other.  Each keeps two host threads busy (QEMU 7.2: vCPU and
-# main loop, 65-94% each by top beside hackbench), so on 2 host CPUs two
-# at once saved little or nothing in one short trial (about 36 s per
-# hackbench column beside a hogs boot, against 20 s alone).  Once, two
-# at once put the hogs' nice-0 averages 2.2-4.8% apart between the
-# boots; in turn, on an idle host, they came out 1.9-3.0% apart, within
-# what the spread of single runs makes (bench-report.sh's noise column).
-# A failure is counted through RESULTS/NAME.failed, which stays when the
-# boot fails or stops on an error.
-iboot() {
-	if [[ $par -eq 0 ]]; then
-		boot "$@"
-		return
-	fi
-	local f0=$failed
-	while [[ $(jobs -rp | wc -l) -ge 2 ]]; do
-		wait -n || true
-	done
-	# The mark goes first: a boot() that stops on an error keeps it.
-	(
-		touch "$res/$1.failed"
-		boot "$@"
-		[[ $failed -ne $f0 ]] || rm -f "$res/$1.failed"
-	) &
-}
-iboot_wait() {
-	local f
-	wait
-	for f in "$res"/*.failed; do
-		[[ -e $f ]] && failed=$((failed + 1))
-	done
 	return 0
 }
 
-to=2400
-[[ $quick -eq 1 ]] && to=900
-want dynamiq && boot dynamiq arm64-dynamiq "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
-[[ $quick -eq 0 ]] && want juno && boot juno arm64-juno "${kernel[arm64]}" arm64 "$to" "$reps" misfit pipe
-want numa && boot numa x86_64-numa "${kernel[x86_64]}" x86_64 "$to" "$reps" lu pipe eevdf
-# The instruction-counted boots, deterministic (run-guest.sh -D), one per
-# seed: alternate the two kernels.
-creps=3
-if want cost; then
-	for i in "${!seedv[@]}"; do
-		[[ $quick -eq 1 && $i -gt 0 ]] && break
-		for k in patched base; do
-			img=${kernel[x86_64]}
-			[[ $k == base ]] && img=$base_image
-			ropts="-D -s ${seedv[i]}" iboot "cost-$k-$((i + 1))" x86_64-icount "$img" x86_64 900 "$creps" cost
-		done
+# to_bench NAME BOOT KIND [VAR=VALUE...]: the counted runs of
+# RESULTS/ab/NAME as the lines bench-report.sh reads, appended to
+# RESULTS/BOOT/bench/raw.txt; KIND is misfit, pipe, lu, eevdf, cost (A =
+# patched at defaults, B = base) or costflag (A = defaults, B = the flag
+# in flag=).  A run's boot goes into BOOT, or with boot=each into
+# BOOT-N (N the seed's position; with -k, BOOT-KERNEL-N).
+to_bench() {
+	local name=$1 boot=$2 kind=$3 d n k out
+	shift 3
+	local each=0 v vargs=()
+	for v in "$@"; do
+		[[ $v == boot=each ]] && each=1
+		vargs+=(-v "$v")
 	done
+	for d in "$res/ab/$name"/boot-*/; do
+		[[ -s $d/raw.txt ]] || continue
+		n=${d%/}
+		n=${n##*-}
+		k=$(cat "$d/kernel" 2>/dev/null || true)
+		out=$boot
+		if [[ $each -eq 1 ]]; then
+			if [[ -n $k ]]; then
+				out=$boot-$([[ $k == A ]] && echo patched || echo base)-$(((n + 1) / 2))
+			else
+				out=$boot-$n
+			fi
+		fi
+		mkdir -p "$res/$out/bench"
+		# The boot's records, once per RESULTS/BOOT: the first run's.
+		for f in qemu.cmd throttle.txt console.log verdict.txt; do
+			[[ -e $res/$out/$f || ! -e $d/$f ]] || ln -sr "$d$f" "$res/$out/$f"
+		done
+		awk -v kind="$kind" -v k="$k" "${vargs[@]}" '
+		function f(key) { return (key in v) ? v[key] : "nan" }
+		{
+			delete v
+			for (i = 1; i <= NF; i++) { p = index($i, "="); v[substr($i, 1, p - 1)] = substr($i, p + 1) }
+			if (v["rc"] != "0") next
+			s = v["setting"]; r = v["rep"]; c = v["cell"]; sub(/^[^=]*=/, "", c)
+		}
+		kind == "misfit" {
+			st = s == "A" ? "on" : "off"
+			for (i = 0; i < v["ntasks"]; i++)
+				printf "exp=misfit rep=%s MISFIT=%s task=%d time_s=%s big_share=%s\n", r, st, i, f("task" i "_time_s"), f("task" i "_big_share")
+			printf "exp=misfit-run rep=%s MISFIT=%s misfit_latency_ms=%s moved=%s/%s misfit_migrations=%s\n", r, st,
+				("misfit_latency_ms" in v) ? v["misfit_latency_ms"] : "none", f("moved"), f("waiting"), f("misfit_migrations")
+		}
+		kind == "pipe" {
+			printf "exp=pipe rep=%s shape=%s SIS_ASYM_PREV=%s loops=%s ops_per_s=%s migrations=%s sis_asym_prev=%s sis_asym_scan=%s\n",
+				r, v["asym"] == "1" ? "asymmetric" : "symmetric", s == "A" ? "on" : "off", loops,
+				f("ops_per_s"), f("migrations"), f("sis_asym_prev"), f("sis_asym_scan")
+		}
+		kind == "lu" {
+			w = ""; h = ""
+			for (i = 0; ("workers_node" i) in v; i++) { w = w (i ? "/" : "") v["workers_node" i]; h = h (i ? "/" : "") v["hogs_node" i] }
+			printf "exp=lu rep=%s case=%s LB_CLASSIFY=%s threads=%s iters=%s work_us=%s time=%s ops_per_s=%s samples=%s workers_per_node=%s hogs_per_node=%s worker_node_moves=%s hog_node_moves=%s\n",
+				r, c, s == "A" ? "on" : "off", f("threads"), f("iters"), f("work_us"), f("time"), f("ops_per_s"),
+				f("samples"), w, h, f("worker_node_moves"), f("hog_node_moves")
+		}
+		kind == "eevdf" {
+			split("m19 0 19", nk, " "); split("-19 0 19", nn, " ")
+			for (i = 1; i <= 3; i++) {
+				x = "nice" nk[i]
+				printf "exp=eevdf rep=%s ncpus=%s base_slice_ns=%s load=%s RUN_TO_PARITY=%s RESCHED_INELIGIBLE=%s hackbench_fds=%s nice=%s min_us=%s avg_us=%s max_us=%s p50_us=%s samples=%s resched=%s\n",
+					r, f("ncpus"), f("base_slice_ns"), load, c == "NO_RUN_TO_PARITY" ? "NORTP" : "RTP", s == "A" ? "off" : "on",
+					fds, nn[i], f(x "_min_us"), f(x "_avg_us"), f(x "_max_us"), f(x "_p50_us"), f(x "_samples"), f("resched")
+			}
+		}
+		kind == "cost" || kind == "costflag" {
+			if (kind == "cost") { kern = k == "A" ? "patched" : "base"; st = "default" }
+			else { kern = "patched"; st = s == "A" ? "ref-" flag : flag }
+			printf "exp=cost kernel=%s setting=%s rep=%s ncpus=1 hackbench_ms=%s pipe_ns_per_op=%s lat_avg_ns=%s lat_max_ns=%s\n",
+				kern, st, r, f("hackbench_ms"), f("pipe_ns_per_op"), f("lat_avg_ns"), f("lat_max_ns")
+		}' "$d/raw.txt" >>"$res/$out/bench/raw.txt"
+	done
+	# The engine's determinism lines, with the boots' names here.
+	[[ -s $res/ab/$name/determinism.txt ]] || return 0
+	while read -r line; do
+		if [[ $each -eq 1 && $line =~ ^boot-([0-9]+)\ and\ boot-([0-9]+)\ (.*)$ ]]; then
+			local a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]} rest=${BASH_REMATCH[3]} ka
+			ka=$(cat "$res/ab/$name/boot-$a/kernel" 2>/dev/null || true)
+			if [[ -n $ka ]]; then
+				ka=$([[ $ka == A ]] && echo patched || echo base)
+				echo "$boot-$ka-$(((a + 1) / 2)) and $boot-$ka-$(((b + 1) / 2)) $rest"
+			else
+				echo "$boot-$a and $boot-$b $rest"
+			fi
+		else
+			echo "$boot ($name): $line"
+		fi
+	done <"$res/ab/$name/determinism.txt" >>"$res/determinism.txt"
+}
+
+# The capacity guests: misfit and pipe, each its own boot.
+for g in dynamiq juno; do
+	want $g || continue
+	[[ $g == juno && $quick -eq 1 ]] && continue
+	secs=3 loops=20000
+	[[ $quick -eq 1 ]] && secs=1 loops=5000
+	ab $g-misfit -g arm64-$g -f NO_MISFIT -S 1 -r "$reps" -t 300 "${nothrottle[@]}" misfit-shape.sh -d "$secs"
+	to_bench $g-misfit $g misfit
+	ab $g-pipe -g arm64-$g -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 "${nothrottle[@]}" pipe-shape.sh -l "$loops"
+	to_bench $g-pipe $g pipe loops="$loops"
+done
+if want numa; then
+	iters=200 loops=20000 secs=6 grace=10 fds=10
+	# Quick: half the hackbench tasks, so that the starved nice 19
+	# cyclictest and the kill of hackbench take seconds less per run.
+	[[ $quick -eq 1 ]] && iters=100 loops=5000 secs=1 grace=3 fds=5
+	# lu: a bound well above the 10x TCG slowdown seen in probes.
+	ab numa-lu -g x86_64-numa -f NO_LB_CLASSIFY -S 1 -r "$reps" -t $((iters + 180)) -V case=GROUP,NORMAL \
+		"lu-shape.sh -c \$case -n $iters"
+	to_bench numa-lu numa lu
+	ab numa-pipe -g x86_64-numa -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 pipe-shape.sh -l "$loops"
+	to_bench numa-pipe numa pipe loops="$loops"
+	# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which under TCG
+	# starves the nice 19 cyclictest for tens of seconds.
+	ab numa-eevdf -g x86_64-numa -f RESCHED_INELIGIBLE -S 1 -r "$reps" -t $((secs * 10 + 120)) \
+		-V rtp=RUN_TO_PARITY,NO_RUN_TO_PARITY \
+		"echo \$rtp >/sys/kernel/debug/sched/features && eevdf-shape.sh -c 0,1 -f $fds -d $secs -G $grace"
+	to_bench numa-eevdf numa eevdf load=hackbench fds="$fds"
+fi
+# The instruction-counted boots, deterministic (run-guest.sh -D), one per
+# seed.
+if want cost; then
+	cseeds=$seeds creps=3 loops=30
+	[[ $quick -eq 1 ]] && cseeds=${seedv[0]} loops=20
+	ab cost -k base -S "$cseeds" -r "$creps" -t 300 cost-shape.sh -l "$loops"
+	to_bench cost cost cost boot=each
+	if [[ $quick -eq 0 ]]; then
+		for fl in NO_MISFIT NO_LB_CLASSIFY NO_SIS_ASYM_PREV RESCHED_INELIGIBLE; do
+			ab cost-$fl -f "$fl" -S "${seedv[0]}" -r "$creps" -t 300 cost-shape.sh -l "$loops"
+			to_bench cost-$fl costflag-$fl costflag flag="$fl"
+		done
+	fi
 fi
 if want icount-eevdf; then
-	# Each load its own boots and repeats (-I): a repeat is 4 columns,
-	# of about 20 s of host time each beside hackbench and 5 s beside
-	# the hogs.  The report gives, per figure, the spread of single runs
-	# and the repeats that 2% between boots would take.  The timeout
-	# grows with the repeats: 60 s per column beside hackbench and 20 s
-	# beside the hogs, on top of $to.
-	hreps=${ireps%,*} oreps=${ireps#*,}
-	for i in "${!seedv[@]}"; do
-		ropts="-D -s ${seedv[i]}" bopts=-L,hackbench iboot "icount-eevdf-hackbench-$((i + 1))" \
-			x86_64-icount "${kernel[x86_64]}" x86_64 "$((to + hreps * 4 * 60))" "$hreps" eevdf
-		ropts="-D -s ${seedv[i]}" bopts=-L,hogs iboot "icount-eevdf-hogs-$((i + 1))" \
-			x86_64-icount "${kernel[x86_64]}" x86_64 "$((to + oreps * 4 * 20))" "$oreps" eevdf
+	# On one CPU: half the hackbench tasks of numa's two, the same load
+	# per CPU, and the base slice of the seed's machine (8 or more CPUs:
+	# 0.7 ms x 4), since on one CPU the slice is the flag's 0.7 ms quantum
+	# and the flag would have nothing to cut.
+	secs=6 grace=10 fds=5
+	[[ $quick -eq 1 ]] && secs=1 grace=3 fds=3
+	for load in hackbench hogs; do
+		n=${ireps%,*}
+		[[ $load == hogs ]] && n=${ireps#*,}
+		ab icount-eevdf-$load -f RESCHED_INELIGIBLE -S "$seeds" -r "$n" -t $((secs * 10 + 120)) \
+			-V rtp=RUN_TO_PARITY,NO_RUN_TO_PARITY \
+			"echo \$rtp >/sys/kernel/debug/sched/features && echo 2800000 >/sys/kernel/debug/sched/base_slice_ns && eevdf-shape.sh -L $load -f $fds -d $secs -G $grace"
+		to_bench icount-eevdf-$load icount-eevdf-$load eevdf boot=each load="$load" fds="$fds"
 	done
 fi
-iboot_wait
-
-# determinism: the instruction-counted boots with the same seed run the
-# same instructions, so their raw.txt must agree (lib.sh's kv_same: byte
-# for byte, or numbers within DET_TOL percent).  RESULTS/determinism.txt
-# has one line per pair; 1 when one differs.
-determinism() {
-	local rc=0 i j kind a b line
-	for kind in cost-patched cost-base icount-eevdf-hackbench icount-eevdf-hogs; do
-		for i in "${!seedv[@]}"; do
-			for ((j = i + 1; j < ${#seedv[@]}; j++)); do
-				[[ ${seedv[i]} == "${seedv[j]}" ]] || continue
-				a=$res/$kind-$((i + 1))/bench/raw.txt b=$res/$kind-$((j + 1))/bench/raw.txt
-				[[ -f $a && -f $b ]] || continue
-				if line=$(kv_same "$a" "$b"); then
-					echo "$kind-$((i + 1)) and $kind-$((j + 1)) (seed ${seedv[i]}): raw.txt $line"
-				else
-					echo "$kind-$((i + 1)) and $kind-$((j + 1)) (seed ${seedv[i]}): raw.txt $line FAIL"
-					rc=1
-				fi
-			done
-		done
-	done
-	return "$rc"
-}
-if ! determinism >"$res/determinism.txt"; then
-	failed=$((failed + 1))
+touch "$res/determinism.txt"
+if grep -q 'FAIL$' "$res/determinism.txt"; then
 	progress "bench: boots with the same seed gave different figures, see $res/determinism.txt"
 fi
-[[ -s $res/determinism.txt ]] && sed 's/^/bench: /' "$res/determinism.txt"
+[[ ! -s $res/determinism.txt ]] || sed 's/^/bench: /' "$res/determinism.txt"
 
 # cost_gate: RESULTS/cost-gate.txt, one line per figure; 1 when it fails.
 cost_gate() {
@@ -404,4 +360,4 @@ fi
 
 "$REPO/bench/bench-report.sh" "$res" || { progress "report failed"; failed=$((failed + 1)); }
 progress "bench done: $res/summary.md"
-[[ $failed -eq 0 ]] || die "$failed bench boot(s) or gate(s) failed, see $res"
+[[ $failed -eq 0 ]] || die "$failed bench run(s) or gate(s) failed, see $res"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Workload helpers for bench/guest/bench.sh, built static per arch.
+ * Workload helpers for the make ab guests and the shape scripts of
+ * bench/guest/, built static per arch.
  *
  *   schedbench lu [-S] [-t THREADS] [-n ITERS] [-w WORK_US] [-s SAMPLE_MS]
  *                 [-p PID,...]

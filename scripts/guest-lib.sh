@@ -110,3 +110,80 @@ ktap_split() {
 		echo 127 >"$dir/$t.rc"
 	done
 }
+
+# Under TCG every vCPU runs at the host's speed.  For a guest with
+# asymmetric capacity (EXPECT_CAPACITY) the QEMU threads of the little
+# vCPUs (from QMP query-cpus-fast) go into host cgroup v1 cpu groups
+# whose CFS quota makes them run at the capacity ratio: with all vCPUs
+# busy on H host CPUs a big vCPU gets H / sum(cap/1024) of a CPU, and a
+# little one cap/1024 of that.  Instruction counting cannot make a CPU
+# slower.
+
+# guest_asym GUEST: true when its EXPECT_CAPACITY values differ.
+guest_asym() {
+	local caps
+	caps=$(guest_load "$1" && echo "${EXPECT_CAPACITY:-}")
+	[[ $(tr , '\n' <<<"$caps" | grep . | sort -u | wc -l) -gt 1 ]]
+}
+
+# qmp_threads SOCKET: query-cpus-fast as "cpu-index thread-id" lines.
+qmp_threads() {
+	printf '%s\n' '{"execute":"qmp_capabilities"}' '{"execute":"query-cpus-fast"}' |
+		socat -t 3 - "UNIX-CONNECT:$1" |
+		jq -r 'select(.return | type == "array") | .return[] | "\(."cpu-index") \(."thread-id")"'
+}
+
+# throttle_littles GUEST SOCKET DIR: put the little vCPU threads of the
+# guest QEMU serves at SOCKET (run-guest.sh -Q) in host cgroups with a
+# quota; writes DIR/throttle.txt either way, "not throttled: why" when
+# the host refuses.
+THROTTLE_CG=/sys/fs/cgroup/cpu
+throttle_littles() {
+	local g=$1 sock=$2 dir=$3 caps sum i cpu tid quota n=0 why='' threads c cg
+	caps=$(guest_load "$g" && echo "$EXPECT_CAPACITY")
+	IFS=, read -ra capv <<<"$caps"
+	sum=0
+	for c in "${capv[@]}"; do sum=$((sum + c)); done
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $sock ]] && break
+		sleep 0.1
+	done
+	threads=$(qmp_threads "$sock" 2>"$dir/qmp.err") || true
+	if [[ -z $threads ]]; then
+		why="QMP query-cpus-fast gave nothing ($(head -c 200 "$dir/qmp.err"))"
+	elif [[ ! -d $THROTTLE_CG ]]; then
+		why="no cgroup v1 cpu controller at $THROTTLE_CG"
+	fi
+	if [[ -z $why ]]; then
+		while read -r cpu tid; do
+			[[ ${capv[cpu]} -lt 1024 ]] || continue
+			# quota = period * nproc * cap / sum(cap), in us per 100 ms.
+			quota=$((100000 * $(nproc) * capv[cpu] / sum))
+			[[ $quota -le 100000 ]] || continue
+			cg=$THROTTLE_CG/schedseries-bench-$g-cpu$cpu
+			if mkdir -p "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
+			   echo "$quota" >"$cg/cpu.cfs_quota_us" && echo "$tid" >"$cg/tasks"; then
+				echo "cpu$cpu thread $tid capacity ${capv[cpu]}: quota $quota us per 100000 us" >>"$dir/throttle.txt"
+				n=$((n + 1))
+			else
+				why="the host refused a cpu.cfs_quota_us group at $cg"
+				break
+			fi
+		done <<<"$threads"
+	fi
+	if [[ -n $why ]]; then
+		echo "not throttled: $why" >>"$dir/throttle.txt"
+		progress "$g: little vCPUs NOT slowed down: $why"
+	else
+		progress "$g: $n little vCPU threads limited to the capacity ratio"
+	fi
+}
+
+# unthrottle: remove throttle_littles' groups (their threads have ended).
+unthrottle() {
+	local cg
+	for cg in "$THROTTLE_CG"/schedseries-bench-*; do
+		[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
+	done
+	return 0
+}

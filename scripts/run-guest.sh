@@ -35,7 +35,7 @@
 #               run the same (Documentation/harness/harness.md,
 #               "Deterministic boots").  A guest
 #               that does not finish leaves only its console (where
-#               bench/guest/bench.sh echoes each result line too)
+#               bench/guest/ab.sh echoes each result line too)
 #   -R PROGS    with -D and -r, these programs of ROOTDIR too (names,
 #               comma separated), besides the conf's RAM_PROGRAMS
 #   -s SEED     QEMU's -seed (the guest's random numbers, RDRAND included;

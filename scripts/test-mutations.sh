@@ -286,6 +286,8 @@ if [[ $a == x86_64 ]]; then
 	"$REPO/scripts/build-kernel.sh" x86_64 >/dev/null
 	n=$((n + 1))
 	rc=0
+	# bench.sh takes only a new or empty results directory.
+	rm -rf "$res/cost-mutant"
 	"$REPO/bench/bench.sh" -q -e cost -o "$res/cost-mutant" >"$res/cost-mutant.log" 2>&1 || rc=$?
 	gate=$(grep -h ' FAIL$' "$res/cost-mutant/cost-gate.txt" 2>/dev/null | tr '\n' ';' || true)
 	if [[ $rc -ne 0 && $gate == *pipe_ns_per_op*FAIL* ]]; then

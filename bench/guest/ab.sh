@@ -5,7 +5,7 @@
 # In-guest A/B driver: bench/ab.sh runs it with scripts/run-guest.sh -x.
 # POSIX sh, for busybox.
 #
-# Usage: guest-ab.sh [-h] [-r REPS] [-t SECS] [-d DIR] [-s SETTING]
+# Usage: guest-ab.sh [-h] [-p] [-r REPS] [-t SECS] [-d DIR] [-s SETTING]
 #
 #   -r REPS   rounds (default 4); round i runs A then B for odd i, B then
 #             A for even i, after one warm-up run at A that is not
@@ -14,6 +14,10 @@
 #             the kernel as booted, labelled SETTING (A or B), REPS runs
 #             after a warm-up; no feature is written
 #   -t SECS   timeout of one run (default 300)
+#   -p        no perf stat -a around the command (so no perf_cs and
+#             perf_migrations): perf's hooks on every context switch are
+#             work that the figures of the instruction-counted guest
+#             then include
 #   -d DIR    where ab-features and ab-cmd are, and where raw.txt and
 #             logs/ go (default the directory of this script)
 #
@@ -30,7 +34,7 @@
 #   [cell=] setting= rep= rc= wall_ms= ctxt=
 #                                      always (ctxt: /proc/stat's
 #                                      context switches in the run)
-#   perf_cs= perf_migrations=          with perf: perf stat -a's
+#   perf_cs= perf_migrations=          with perf, without -p: perf stat -a's
 #                                      context-switches, cpu-migrations
 #   hackbench_s pipe_usecs_per_op pipe_ops_per_sec perf_bench_total_s
 #   cyclictest_avg_us cyclictest_max_us sysbench_events_per_s
@@ -58,13 +62,15 @@ reps=4
 tmo=300
 only=
 dir=$(cd "$(dirname "$0")" && pwd)
-while getopts hr:t:d:s: opt; do
+noperf=0
+while getopts hpr:t:d:s: opt; do
 	case $opt in
 	h) usage 0 ;;
 	r) reps=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	s) only=$OPTARG ;;
+	p) noperf=1 ;;
 	*) usage 2 ;;
 	esac
 done
@@ -156,7 +162,7 @@ setting() {
 what=round
 [ -z "$only" ] || what=run
 PERF=
-command -v perf >/dev/null && PERF=perf
+[ "$noperf" -eq 1 ] || ! command -v perf >/dev/null || PERF=perf
 # perf stat returns its child's exit status, 0 for a child killed by a
 # signal; a second line keeps sh from exec'ing the command, so that sh
 # reports such a death as 128 + the signal.

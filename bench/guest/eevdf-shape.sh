@@ -8,43 +8,56 @@
 # -l 100000000` (160 tasks on 4 CPUs, about 40 per CPU) beside one
 # cyclictest.
 #
-# Usage: eevdf-shape.sh [-h] [-g GROUPS] [-f FDS] [-d SECS] [-c CPUS]
+# Usage: eevdf-shape.sh [-h] [-L LOAD] [-g GROUPS] [-f FDS] [-d SECS]
+#                       [-G SECS] [-c CPUS]
 #
+#   -L LOAD    hackbench (default), or hogs: three nice-0 busy loops
+#              (schedbench hog) in hackbench's place, whose schedule,
+#              unlike hackbench's pipes, does not vary from run to run
 #   -g GROUPS  hackbench groups (default 1)
 #   -f FDS     hackbench senders and receivers per group (default 5: 10
 #              tasks; 20 makes the seed's 40 tasks per CPU on one CPU)
 #   -d SECS    cyclictest duration (default 6)
+#   -G SECS    grace after it: a cyclictest still running then (a starved
+#              nice 19 thread) gets SIGINT, writes its results and stops
+#              (default 10)
 #   -c CPUS    CPU list for everything (default: all of them)
 #
 # Prints one line of key=value words, which make ab records as figures:
-# for each nice level N (m19, 0, 19): niceN_avg_us and niceN_max_us
-# (cyclictest's own, from --json), niceN_p50_us (the median of every
-# sample, from -v) and niceN_samples; and tasks (hackbench's).  Each
-# tool's output stays in /tmp/eevdf-shape/.  Exits 1 when a tool fails
-# or a cyclictest thread has no result.
+# for each nice level N (m19, 0, 19): niceN_min_us, niceN_avg_us and
+# niceN_max_us (cyclictest's own, from --json), niceN_p50_us (the median
+# of every sample, from -v) and niceN_samples; tasks (hackbench's or the
+# hogs'), ncpus, base_slice_ns (when debugfs has it) and resched (with
+# the series: feat_stats resched_ineligible over the cyclictests' run).
+# A level whose cyclictest gave no result has no figures (and a message
+# on stderr).  Each tool's output stays in /tmp/eevdf-shape/.  Exits 1
+# when a tool is missing.
 # ab-programs: hackbench cyclictest
 set -u
 
 usage() {
-	sed -n '5,/^# or a cyclictest thread has no result\./s/^# \{0,1\}//p' "$0"
+	sed -n '5,/^# when a tool is missing\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-groups=1 fds=5 secs=6 cpus=
-while getopts hg:f:d:c: opt; do
+load=hackbench groups=1 fds=5 secs=6 grace=10 cpus=
+while getopts hL:g:f:d:G:c: opt; do
 	case $opt in
 	h) usage 0 ;;
+	L) load=$OPTARG ;;
 	g) groups=$OPTARG ;;
 	f) fds=$OPTARG ;;
 	d) secs=$OPTARG ;;
+	G) grace=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage 2
-for v in "$groups" "$fds" "$secs"; do
-	case $v in '' | *[!0-9]* | 0*) echo "eevdf-shape: bad -g, -f or -d '$v'" >&2; exit 2 ;; esac
+for v in "$groups" "$fds" "$secs" "$grace"; do
+	case $v in '' | *[!0-9]* | 0*) echo "eevdf-shape: bad -g, -f, -d or -G '$v'" >&2; exit 2 ;; esac
 done
+case $load in hackbench | hogs) ;; *) echo "eevdf-shape: bad -L '$load' (hackbench or hogs)" >&2; exit 2 ;; esac
 [ -n "$cpus" ] || cpus=0-$(($(grep -c '^processor' /proc/cpuinfo) - 1))
 for t in hackbench cyclictest taskset schedbench killall; do
 	command -v "$t" >/dev/null || { echo "eevdf-shape: no $t in PATH" >&2; exit 1; }
@@ -60,14 +73,31 @@ grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm ||
 # Start on a whole second, the cyclictests half a second later and a
 # third of their period apart: the same phases in every run.
 schedbench align 1000
-taskset -c "$cpus" hackbench -g "$groups" -f "$fds" -l 100000000 >"$D/hackbench.log" 2>&1 &
-hb=$!
+if [ "$load" = hogs ]; then
+	# Equal hogs settle into one of a few periodic schedules, chosen by
+	# where in the tick period they start: on a whole second.
+	hb=
+	for _ in 1 2 3; do
+		taskset -c "$cpus" schedbench hog -a 1000 &
+		hb="$hb $!"
+	done
+	tasks=3
+else
+	taskset -c "$cpus" hackbench -g "$groups" -f "$fds" -l 100000000 >"$D/hackbench.log" 2>&1 &
+	hb=$!
+	tasks=$((groups * fds * 2))
+fi
+# fstat NAME: a feat_stats counter, empty without the file or the name.
+fstat() {
+	awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/sched/feat_stats 2>/dev/null
+}
+r0=$(fstat resched_ineligible)
 ct=
 al=500000
 for n in -19 0 19; do
 	# A starved nice 19 thread may see the end of -D late: SIGINT makes
 	# cyclictest write its results and stop.
-	timeout -s INT $((secs + 10)) taskset -c "$cpus" nice -n "$n" \
+	timeout -s INT $((secs + grace)) taskset -c "$cpus" nice -n "$n" \
 		cyclictest -m -q -v -D "$secs" -i 1000 --secaligned="$al" \
 		--json="$D/nice$n.json" >"$D/nice$n.log" 2>&1 &
 	ct="$ct $!"
@@ -75,17 +105,26 @@ for n in -19 0 19; do
 done
 # shellcheck disable=SC2086 # PIDs, split on purpose
 wait $ct
-# hackbench: the parent and every sender and receiver it forked.
-killall hackbench 2>/dev/null
-wait "$hb"
+r1=$(fstat resched_ineligible)
+if [ "$load" = hogs ]; then
+	# shellcheck disable=SC2086 # PIDs, split on purpose
+	kill $hb
+else
+	# hackbench: the parent and every sender and receiver it forked.
+	killall hackbench 2>/dev/null
+fi
+# shellcheck disable=SC2086 # PIDs, split on purpose
+wait $hb
 
-out="tasks=$((groups * fds * 2))"
-rc=0
+out="tasks=$tasks ncpus=$(grep -c '^processor' /proc/cpuinfo)"
+[ ! -r /sys/kernel/debug/sched/base_slice_ns ] ||
+	out="$out base_slice_ns=$(cat /sys/kernel/debug/sched/base_slice_ns)"
+[ -z "$r0" ] || [ -z "$r1" ] || out="$out resched=$((r1 - r0))"
 for n in -19 0 19; do
 	k=$(echo "nice$n" | sed 's/-/m/')
-	j=$(awk -v k="$k" '/^ *"(avg|max)": / { f = $1; v = $2; gsub(/[":]/, "", f); sub(/,$/, "", v)
-		printf "%s_%s_us=%s ", k, f, v; m++ } END { if (m != 2) exit 1 }' "$D/nice$n.json") ||
-		{ echo "eevdf-shape: no result from the nice $n cyclictest, see $D/nice$n.log" >&2; rc=1; continue; }
+	j=$(awk -v k="$k" '/^ *"(min|avg|max)": / { f = $1; v = $2; gsub(/[":]/, "", f); sub(/,$/, "", v)
+		printf "%s_%s_us=%s ", k, f, v; m++ } END { if (m != 3) exit 1 }' "$D/nice$n.json") ||
+		{ echo "eevdf-shape: no result from the nice $n cyclictest, see $D/nice$n.log" >&2; continue; }
 	sed -n 's/^ *[0-9][0-9]*: *[0-9][0-9]*: *\([0-9][0-9]*\)$/\1/p' "$D/nice$n.log" | sort -n >"$D/nice$n.sorted"
 	c=$(wc -l <"$D/nice$n.sorted")
 	p=
@@ -93,4 +132,3 @@ for n in -19 0 19; do
 	out="$out $j${k}_samples=$c$p"
 done
 echo "$out" | tr -s ' '
-exit "$rc"
