@@ -8,7 +8,7 @@
 #
 # Usage: bench/ab.sh [-h] (-f FEATURES | -k KERNEL_B) [-g GUEST] [-r REPS]
 #                    [-S SEEDS] [-V NAME=V1,V2...]... [-t SECS] [-b DIR]
-#                    [-N] [-P] [-o RESULTS] CMD [ARG...]
+#                    [-N] [-P] [-W] [-o RESULTS] CMD [ARG...]
 #
 #   -f FEATURES  what makes B, as the features file takes it, blank
 #                separated: "NO_RUN_TO_PARITY", "RESCHED_INELIGIBLE
@@ -56,6 +56,8 @@
 #   -P           no perf stat -a around each run (bench/guest/ab.sh
 #                -p): perf's hooks on every context switch are work the
 #                figures of the instruction-counted guest would include
+#   -W           no warm-up runs (quicker; the first runs of a boot then
+#                count, paging in the programs)
 #   -o RESULTS   results directory (default results/ab-YYYYmmdd-HHMMSS)
 #
 # Kernel A is the guest architecture's test kernel
@@ -92,7 +94,8 @@ bin=
 res=
 throttle=1
 noperf=0
-while getopts hf:k:g:r:S:V:t:b:NPo: opt; do
+warm=1
+while getopts hf:k:g:r:S:V:t:b:NPWo: opt; do
 	case $opt in
 	h) usage 0 ;;
 	f) feats=$OPTARG ;;
@@ -105,6 +108,7 @@ while getopts hf:k:g:r:S:V:t:b:NPo: opt; do
 	b) bin=$OPTARG ;;
 	N) throttle=0 ;;
 	P) noperf=1 ;;
+	W) warm=0 ;;
 	o) res=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -201,14 +205,14 @@ done
 {
 	base_info
 	if [[ -n $kb ]]; then
-		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf))"
+		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		echo "ab: A = kernel ${kimg[A]} at its defaults"
 		echo "ab: B = kernel ${kimg[B]} at its defaults$([[ $kb != base ]] || echo " (the unpatched base)")"
 		for k in A B; do
 			echo "ab: kernel $k: $(file -b "${kimg[$k]}" | grep -o 'version [^ ]* [^,]*' || echo "${kimg[$k]}"), sha256 $(sha256sum "${kimg[$k]}" | cut -c1-16)"
 		done
 	else
-		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf))"
+		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
 	fi
 	echo "ab: command: $cmd"
@@ -293,7 +297,7 @@ for i in "${!bseed[@]}"; do
 		ropts+=(-D)
 		[[ -z $ram ]] || ropts+=(-R "$ram")
 	fi
-	gopts="-r,$reps,-t,$tmo,-d,/results$([[ $noperf -eq 0 ]] || echo ,-p)" tmo_boot=$((240 + ncells * (2 * reps + 1) * tmo)) img=$kernel
+	gopts="-r,$reps,-t,$tmo,-d,/results$([[ $noperf -eq 0 ]] || echo ,-p)$([[ $warm -eq 1 ]] || echo ,-w)" tmo_boot=$((240 + ncells * (2 * reps + 1) * tmo)) img=$kernel
 	if [[ -n $k ]]; then
 		gopts+=",-s,$k" tmo_boot=$((240 + ncells * (reps + 1) * tmo)) img=${kimg[$k]}
 		echo "$k" >"$dir/kernel"

@@ -9,7 +9,8 @@
 #                       [-e BOOTS] [-o RESULTS]
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
-#               guest, one seed per kernel for cost, no per-flag cost
+#               guest, one seed per kernel for cost, no per-flag cost, no
+#               warm-up runs but cost's (bench/ab.sh -W)
 #   -N          do not slow the little vCPUs down on the host (declared
 #               capacity only; bench/ab.sh -N)
 #   -r REPS     rounds of the multi-threaded experiments (default 5, 2
@@ -153,10 +154,13 @@ failed=0
 # ab NAME ARGS...: one bench/ab.sh run into RESULTS/ab/NAME; a failure
 # is counted, and the runs so far are kept.
 ab() {
-	local name=$1 rc=0
+	local name=$1 rc=0 w=()
 	shift
+	# Quick: every experiment runs, small; only the cost gate needs
+	# the warm-up (the first pipe run of a boot was 2% slower).
+	[[ $quick -eq 0 || $name == cost* ]] || w=(-W)
 	progress "bench: $name"
-	"$REPO/bench/ab.sh" -P -o "$res/ab/$name" "$@" >"$res/ab/$name.log" 2>&1 || rc=$?
+	"$REPO/bench/ab.sh" -P "${w[@]}" -o "$res/ab/$name" "$@" >"$res/ab/$name.log" 2>&1 || rc=$?
 	grep '^ab: ' "$res/ab/$name.log" | sed "s/^/    $name: /" >&2 || true
 	if [[ $rc -ne 0 ]]; then
 		failed=$((failed + 1))

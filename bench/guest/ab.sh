@@ -5,7 +5,8 @@
 # In-guest A/B driver: bench/ab.sh runs it with scripts/run-guest.sh -x.
 # POSIX sh, for busybox.
 #
-# Usage: guest-ab.sh [-h] [-p] [-r REPS] [-t SECS] [-d DIR] [-s SETTING]
+# Usage: guest-ab.sh [-h] [-p] [-w] [-r REPS] [-t SECS] [-d DIR]
+#                    [-s SETTING]
 #
 #   -r REPS   rounds (default 4); round i runs A then B for odd i, B then
 #             A for even i, after one warm-up run at A that is not
@@ -14,6 +15,7 @@
 #             the kernel as booted, labelled SETTING (A or B), REPS runs
 #             after a warm-up; no feature is written
 #   -t SECS   timeout of one run (default 300)
+#   -w        no warm-up runs
 #   -p        no perf stat -a around the command (so no perf_cs and
 #             perf_migrations): perf's hooks on every context switch are
 #             work that the figures of the instruction-counted guest
@@ -63,7 +65,8 @@ tmo=300
 only=
 dir=$(cd "$(dirname "$0")" && pwd)
 noperf=0
-while getopts hpr:t:d:s: opt; do
+warm=1
+while getopts hpwr:t:d:s: opt; do
 	case $opt in
 	h) usage 0 ;;
 	r) reps=$OPTARG ;;
@@ -71,6 +74,7 @@ while getopts hpr:t:d:s: opt; do
 	d) dir=$OPTARG ;;
 	s) only=$OPTARG ;;
 	p) noperf=1 ;;
+	w) warm=0 ;;
 	*) usage 2 ;;
 	esac
 done
@@ -278,7 +282,7 @@ run() {
 # cell_runs: the warm-up and the rounds of the current cell.
 cell_runs() {
 	if [ -n "$only" ]; then
-		run "$only" 0
+		[ "$warm" -eq 0 ] || run "$only" 0
 		i=1
 		while [ "$i" -le "$reps" ]; do
 			run "$only" "$i"
@@ -286,7 +290,7 @@ cell_runs() {
 		done
 		return
 	fi
-	run A 0
+	[ "$warm" -eq 0 ] || run A 0
 	i=1
 	while [ "$i" -le "$reps" ]; do
 		if [ $((i % 2)) -eq 1 ]; then
