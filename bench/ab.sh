@@ -61,8 +61,9 @@
 #   -o RESULTS   results directory (default results/ab-YYYYmmdd-HHMMSS)
 #
 # Kernel A is the guest architecture's test kernel
-# (scripts/build-kernel.sh), so the series' features and upstream's are
-# both there.  Each boot runs bench/guest/ab.sh (see there for what is
+# (scripts/build-kernel.sh; or the image in the environment's AB_KERNEL,
+# already built, which bench/bench.sh passes), so the series' features
+# and upstream's are both there.  Each boot runs bench/guest/ab.sh (see there for what is
 # measured: wall time, exit code, context switches and migrations, the
 # figures the known tools print, any "key=number" line, every feat_stats
 # counter's change).  RESULTS/boot-N/ has the boot's console.log, raw.txt
@@ -185,8 +186,13 @@ fi
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio pax-utils \
 	python3-pyelftools gnuplot-nox socat jq
-"$REPO/scripts/prepare-tree.sh"
-kernel=$("$REPO/scripts/build-kernel.sh" "$arch" | tee >(grep -v '^/' >&2) | tail -n1)
+if [[ -n ${AB_KERNEL:-} ]]; then
+	[[ -f $AB_KERNEL ]] || die "AB_KERNEL '$AB_KERNEL': no such kernel image"
+	kernel=$AB_KERNEL
+else
+	"$REPO/scripts/prepare-tree.sh"
+	kernel=$("$REPO/scripts/build-kernel.sh" "$arch" | tee >(grep -v '^/' >&2) | tail -n1)
+fi
 declare -A kimg=([A]=$kernel)
 if [[ $kb == base ]]; then
 	kimg[B]=$(base_kernel)

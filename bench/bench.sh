@@ -10,7 +10,8 @@
 #
 #   -q          quick mode (CI): smaller workloads, misfit on one arm64
 #               guest, one seed per kernel for cost, no per-flag cost, no
-#               warm-up runs but cost's (bench/ab.sh -W)
+#               warm-up runs but cost's (bench/ab.sh -W), eevdf with
+#               RUN_TO_PARITY only
 #   -N          do not slow the little vCPUs down on the host (declared
 #               capacity only; bench/ab.sh -N)
 #   -r REPS     rounds of the multi-threaded experiments (default 5, 2
@@ -144,23 +145,31 @@ need_pkgs qemu-system-x86 qemu-system-arm
 
 # The kernels first: building the base pops the series, and the test
 # kernels built before that would be rebuilt after it.
+# Each bench/ab.sh run then takes its image (AB_KERNEL) instead of
+# running make again.
 want cost && base_kernel >/dev/null
+declare -A kimg
 for a in x86_64 arm64; do
 	[[ $a == x86_64 ]] || want dynamiq || { want juno && [[ $quick -eq 0 ]]; } || continue
-	"$REPO/scripts/build-kernel.sh" "$a" | grep -v '^/' >&2 || die "building the $a kernel failed"
+	kimg[$a]=$("$REPO/scripts/build-kernel.sh" "$a" | tee >(grep -v '^/' >&2) | tail -n1)
+	[[ -f ${kimg[$a]} ]] || die "building the $a kernel failed"
 done
 
 failed=0
 # ab NAME ARGS...: one bench/ab.sh run into RESULTS/ab/NAME; a failure
 # is counted, and the runs so far are kept.
 ab() {
-	local name=$1 rc=0 w=()
+	local name=$1 rc=0 w=() g=x86_64-icount prev=
 	shift
+	for v in "$@"; do
+		[[ $prev != -g ]] || g=$v
+		prev=$v
+	done
 	# Quick: every experiment runs, small; only the cost gate needs
 	# the warm-up (the first pipe run of a boot was 2% slower).
 	[[ $quick -eq 0 || $name == cost* ]] || w=(-W)
 	progress "bench: $name"
-	"$REPO/bench/ab.sh" -P "${w[@]}" -o "$res/ab/$name" "$@" >"$res/ab/$name.log" 2>&1 || rc=$?
+	AB_KERNEL=${kimg[$(guest_arch "$g")]} "$REPO/bench/ab.sh" -P "${w[@]}" -o "$res/ab/$name" "$@" >"$res/ab/$name.log" 2>&1 || rc=$?
 	grep '^ab: ' "$res/ab/$name.log" | sed "s/^/    $name: /" >&2 || true
 	if [[ $rc -ne 0 ]]; then
 		failed=$((failed + 1))
@@ -274,10 +283,12 @@ for g in dynamiq juno; do
 	to_bench $g-pipe $g pipe loops="$loops"
 done
 if want numa; then
-	iters=200 loops=20000 secs=6 grace=10 fds=10
+	iters=200 loops=20000 secs=6 grace=10 fds=10 rtps=RUN_TO_PARITY,NO_RUN_TO_PARITY
 	# Quick: half the hackbench tasks, so that the starved nice 19
 	# cyclictest and the kill of hackbench take seconds less per run.
-	[[ $quick -eq 1 ]] && iters=100 loops=5000 secs=1 grace=3 fds=5
+	# and only the RUN_TO_PARITY cell: a run is some 30 s of the starved
+	# nice 19 cyclictest's exit, whatever -d is.
+	[[ $quick -eq 1 ]] && iters=100 loops=5000 secs=1 grace=3 fds=5 rtps=RUN_TO_PARITY
 	# lu: a bound well above the 10x TCG slowdown seen in probes.
 	ab numa-lu -g x86_64-numa -f NO_LB_CLASSIFY -S 1 -r "$reps" -t $((iters + 180)) -V case=GROUP,NORMAL \
 		"lu-shape.sh -c \$case -n $iters"
@@ -287,7 +298,7 @@ if want numa; then
 	# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which under TCG
 	# starves the nice 19 cyclictest for tens of seconds.
 	ab numa-eevdf -g x86_64-numa -f RESCHED_INELIGIBLE -S 1 -r "$reps" -t $((secs * 10 + 120)) \
-		-V rtp=RUN_TO_PARITY,NO_RUN_TO_PARITY \
+		-V rtp=$rtps \
 		"echo \$rtp >/sys/kernel/debug/sched/features && eevdf-shape.sh -c 0,1 -f $fds -d $secs -G $grace"
 	to_bench numa-eevdf numa eevdf load=hackbench fds="$fds"
 fi
@@ -310,13 +321,13 @@ if want icount-eevdf; then
 	# per CPU, and the base slice of the seed's machine (8 or more CPUs:
 	# 0.7 ms x 4), since on one CPU the slice is the flag's 0.7 ms quantum
 	# and the flag would have nothing to cut.
-	secs=6 grace=10 fds=5
-	[[ $quick -eq 1 ]] && secs=1 grace=3 fds=3
+	secs=6 grace=10 fds=5 rtps=RUN_TO_PARITY,NO_RUN_TO_PARITY
+	[[ $quick -eq 1 ]] && secs=1 grace=3 fds=3 rtps=RUN_TO_PARITY
 	for load in hackbench hogs; do
 		n=${ireps%,*}
 		[[ $load == hogs ]] && n=${ireps#*,}
 		ab icount-eevdf-$load -f RESCHED_INELIGIBLE -S "$seeds" -r "$n" -t $((secs * 10 + 120)) \
-			-V rtp=RUN_TO_PARITY,NO_RUN_TO_PARITY \
+			-V rtp=$rtps \
 			"echo \$rtp >/sys/kernel/debug/sched/features && echo 2800000 >/sys/kernel/debug/sched/base_slice_ns && eevdf-shape.sh -L $load -f $fds -d $secs -G $grace"
 		to_bench icount-eevdf-$load icount-eevdf-$load eevdf boot=each load="$load" fds="$fds"
 	done
