@@ -166,9 +166,7 @@ fi
 det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
 # Only a capacity guest on multi-threaded TCG has littles to slow down.
-asym=0
-guest_asym "$guest" && asym=1
-[[ $det -eq 0 && $asym -eq 1 ]] || throttle=0
+{ [[ $det -eq 0 ]] && guest_asym "$guest"; } || throttle=0
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma separated)"
 IFS=, read -ra seedv <<<"$seeds"

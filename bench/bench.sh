@@ -206,8 +206,9 @@ to_bench() {
 			fi
 		fi
 		mkdir -p "$res/$out/bench"
-		# The boot's records, once per RESULTS/BOOT: the first run's.
-		for f in qemu.cmd throttle.txt console.log verdict.txt; do
+		# What the report reads of a boot (its seed, its throttling),
+		# once per RESULTS/BOOT: the first run's.
+		for f in qemu.cmd throttle.txt; do
 			[[ -e $res/$out/$f || ! -e $d/$f ]] || ln -sr "$d$f" "$res/$out/$f"
 		done
 		awk -v kind="$kind" -v k="$k" "${vargs[@]}" '
