@@ -207,7 +207,12 @@ for f in "$REPO"/bench/guest/*-shape.sh; do
 	shapes+=("$res/${f##*/}")
 done
 {
-	base_info
+	# A research kernel (bench/research.sh) says its own base below.
+	if [[ -f $kernel.info ]]; then
+		base_info | grep -v '^base: \|^series: '
+	else
+		base_info
+	fi
 	if [[ -n $kb ]]; then
 		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		echo "ab: A = kernel ${kimg[A]} at its defaults"
@@ -218,6 +223,11 @@ done
 	else
 		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
+		if [[ -n ${AB_KERNEL:-} ]]; then
+			echo "ab: kernel: $(file -b "$kernel" | grep -o 'version [^ ]* [^,]*' || echo "$kernel"), sha256 $(sha256sum "$kernel" | cut -c1-16)"
+			# bench/research.sh says what a research kernel is.
+			[[ ! -f $kernel.info ]] || sed 's/^/ab: /' "$kernel.info"
+		fi
 	fi
 	echo "ab: command: $cmd"
 	[[ ${#vars[@]} -eq 0 ]] || echo "ab: cells: $ncells ($(printf '%s; ' "${cells[@]}" | sed 's/; $//'))"

@@ -25,9 +25,13 @@ export T0
 
 # The kernel tree we build: our quilt tree, or with KSRC a checkout (git)
 # or copy of KSRC under the cache, one per KSRC path, so that the user's
-# tree is never touched (scripts/prepare-tree.sh makes it).
+# tree is never touched (scripts/prepare-tree.sh makes it).  SCHED_TREE
+# names a tree that is built as it is (bench/research.sh's research
+# kernels); scripts/prepare-tree.sh does not take it.
 tree_dir() {
-	if [[ -n ${KSRC:-} ]]; then
+	if [[ -n ${SCHED_TREE:-} ]]; then
+		echo "$SCHED_TREE"
+	elif [[ -n ${KSRC:-} ]]; then
 		echo "$CACHE/ksrc/$(realpath -m "$KSRC" | sha256sum | cut -c1-12)"
 	else
 		echo "$CACHE/tree"
@@ -37,7 +41,9 @@ tree_dir() {
 # Where the kernels of tree_dir are built, one O= directory per name: a
 # build directory never sees two source trees.
 out_root() {
-	if [[ -n ${KSRC:-} ]]; then
+	if [[ -n ${SCHED_TREE:-} ]]; then
+		echo "$SCHED_TREE.out"
+	elif [[ -n ${KSRC:-} ]]; then
 		echo "$(tree_dir).out"
 	else
 		echo "$CACHE/out"

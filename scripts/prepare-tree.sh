@@ -40,6 +40,8 @@ shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
 [[ $upto =~ ^[0-9]+$ && $upto -le $npatch ]] || die "bad -n '$upto' (0 to $npatch)"
 
+[[ -z ${SCHED_TREE:-} ]] ||
+	die "SCHED_TREE=$SCHED_TREE names a tree that is built as it is (bench/research.sh); unset it to prepare the series' tree"
 need_pkgs quilt
 mkdir -p "$CACHE"
 

@@ -9,7 +9,7 @@
 # cyclictest.
 #
 # Usage: eevdf-shape.sh [-h] [-L LOAD] [-g GROUPS] [-f FDS] [-d SECS]
-#                       [-G SECS] [-c CPUS]
+#                       [-G SECS] [-K] [-c CPUS]
 #
 #   -L LOAD    hackbench (default), or hogs: three nice-0 busy loops
 #              (schedbench hog) in hackbench's place, whose schedule,
@@ -20,7 +20,10 @@
 #   -d SECS    cyclictest duration (default 6)
 #   -G SECS    grace after it: a cyclictest still running then (a starved
 #              nice 19 thread) gets SIGINT, writes its results and stops
-#              (default 10)
+#              (default 10); beside 40 hackbench tasks that took minutes
+#   -K         a second after the grace, stop the load: a cyclictest
+#              still running then gets no figures (niceN_late=1), since
+#              what it measures after that is not latency beside the load
 #   -c CPUS    CPU list for everything (default: all of them)
 #
 # Prints one line of key=value words, which make ab records as figures:
@@ -29,18 +32,19 @@
 # of every sample, from -v) and niceN_samples; tasks (hackbench's or the
 # hogs'), ncpus, base_slice_ns (when debugfs has it) and resched (with
 # the series: feat_stats resched_ineligible over the cyclictests' run).
-# A level whose cyclictest gave no result has no figures (and a message
-# on stderr).  Each tool's output stays in /tmp/eevdf-shape/.  Exits 1
-# when a tool is missing.
+# A level whose cyclictest gave no result, or (-K) was still running
+# when the load stopped, has no figures (niceN_late=1 for the latter),
+# and a message on stderr.  Each tool's output stays in
+# /tmp/eevdf-shape/.  Exits 1 when a tool is missing.
 # ab-programs: hackbench cyclictest
 set -u
 
 usage() {
-	sed -n '5,/^# when a tool is missing\./s/^# \{0,1\}//p' "$0"
+	sed -n '5,/Exits 1 when a tool is missing\./s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-load=hackbench groups=1 fds=5 secs=6 grace=10 cpus=
-while getopts hL:g:f:d:G:c: opt; do
+load=hackbench groups=1 fds=5 secs=6 grace=10 stop=0 cpus=
+while getopts hL:g:f:d:G:Kc: opt; do
 	case $opt in
 	h) usage 0 ;;
 	L) load=$OPTARG ;;
@@ -48,6 +52,7 @@ while getopts hL:g:f:d:G:c: opt; do
 	f) fds=$OPTARG ;;
 	d) secs=$OPTARG ;;
 	G) grace=$OPTARG ;;
+	K) stop=1 ;;
 	c) cpus=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -101,18 +106,37 @@ for n in -19 0 19; do
 		cyclictest -m -q -v -D "$secs" -i 1000 --secaligned="$al" \
 		--json="$D/nice$n.json" >"$D/nice$n.log" 2>&1 &
 	ct="$ct $!"
+	echo "$! $n" >>"$D/pids"
 	al=$((al + 333))
 done
+stop_load() {
+	if [ "$load" = hogs ]; then
+		# shellcheck disable=SC2086 # PIDs, split on purpose
+		kill $hb 2>/dev/null
+	else
+		# hackbench: the parent and every sender and receiver it forked.
+		killall hackbench 2>/dev/null
+	fi
+}
+# -K: a starved cyclictest needs the CPU to act on its SIGINT and write
+# its results: the load stops a second after the grace, and the levels
+# still running then are marked late.
+reaper=
+if [ "$stop" -eq 1 ]; then
+	(
+		sleep $((secs + grace + 1))
+		while read -r p n; do
+			! kill -0 "$p" 2>/dev/null || echo "$n"
+		done <"$D/pids" >"$D/late"
+		stop_load
+	) &
+	reaper=$!
+fi
 # shellcheck disable=SC2086 # PIDs, split on purpose
 wait $ct
+[ -z "$reaper" ] || kill "$reaper" 2>/dev/null
 r1=$(fstat resched_ineligible)
-if [ "$load" = hogs ]; then
-	# shellcheck disable=SC2086 # PIDs, split on purpose
-	kill $hb
-else
-	# hackbench: the parent and every sender and receiver it forked.
-	killall hackbench 2>/dev/null
-fi
+stop_load
 # shellcheck disable=SC2086 # PIDs, split on purpose
 wait $hb
 
@@ -122,6 +146,11 @@ out="tasks=$tasks ncpus=$(grep -c '^processor' /proc/cpuinfo)"
 [ -z "$r0" ] || [ -z "$r1" ] || out="$out resched=$((r1 - r0))"
 for n in -19 0 19; do
 	k=$(echo "nice$n" | sed 's/-/m/')
+	if grep -qx -- "$n" "$D/late" 2>/dev/null; then
+		echo "eevdf-shape: the nice $n cyclictest was still running $((secs + grace + 1)) s in, when the load stopped: no figures" >&2
+		out="$out ${k}_late=1"
+		continue
+	fi
 	j=$(awk -v k="$k" '/^ *"(min|avg|max)": / { f = $1; v = $2; gsub(/[":]/, "", f); sub(/,$/, "", v)
 		printf "%s_%s_us=%s ", k, f, v; m++ } END { if (m != 3) exit 1 }' "$D/nice$n.json") ||
 		{ echo "eevdf-shape: no result from the nice $n cyclictest, see $D/nice$n.log" >&2; continue; }
