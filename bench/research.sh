@@ -12,21 +12,24 @@
 #   -l       list them and exit
 #   -a ARCH  guest architecture (default x86_64)
 #
-# Each kernel's tree is $SCHED_CACHE/research/NAME (a hard-linked copy of
-# the unpacked package, or of the series' tree, with the patches applied;
-# made again when the base, the series or a patch changed), built with
+# Each kernel's tree is $SCHED_CACHE/research/NAME (a copy of the
+# unpacked package, or of the series' tree, with the patches applied;
+# made again, and its build directory emptied, when the base, the series
+# or a patch changed), built with
 # scripts/build-kernel.sh's configs (SCHED_TREE) plus
 # CONFIG_LOCALVERSION="-NAME", so that `uname -r` and bench/ab.sh's
 # base.txt name it.  Prints "NAME IMAGE" per kernel, and writes
 # IMAGE.info: the base (package and version, or the series' base and
 # hash) and each patch's sha256.  Run one with, for example:
 #   AB_KERNEL=IMAGE make ab FEATURES=RESCHED_INELIGIBLE CMD='...'
+# Not while another job (CI, make test) prepares the series' tree: it
+# may stand at another patch then, and the script stops.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
-	sed -n '3,23s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^set -euo/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 list=0
@@ -67,6 +70,8 @@ src_of() {
 	local pkg suite tarball ver d
 	if [[ $1 == series ]]; then
 		"$REPO/scripts/prepare-tree.sh" >&2
+		grep -q ' of [0-9]* patches applied' "$(tree_dir)/.schedseries-base" &&
+			die "$(tree_dir) has only part of the series applied (another job is using it?)"
 		echo "$(tree_dir) $(head -n1 "$(tree_dir)/.schedseries-base") + series $(series_hash)"
 		return
 	fi
@@ -87,19 +92,22 @@ src_of() {
 for n in "$@"; do
 	read -r src desc < <(src_of "${base[$n]}")
 	tree=$CACHE/research/$n
-	want="$desc;"
+	want="copy; $desc;"
 	for p in ${patches[$n]}; do
 		[[ -f $rdir/$p ]] || die "$n: no bench/research/$p"
 		want+=" $p $(sha256sum "$rdir/$p" | cut -c1-16)"
 	done
 	if [[ $(cat "$tree/.research" 2>/dev/null) != "$want" ]]; then
-		progress "$n: copying $src and applying ${patches[$n]}"
-		rm -rf "$tree"
-		# Hard links: patch(1) writes a new file for each one it changes.
-		cp -al "$src" "$tree"
+		progress "$n: copying $src and applying ${patches[$n]}" >&2
+		# A copy, not hard links: quilt and prepare-tree.sh write some
+		# files of the series' tree in place.  A new build directory:
+		# copied files keep their times, so make would not see every
+		# file that differs from the last build.
+		rm -rf "$tree" "$tree.out"
+		cp -a --reflink=auto "$src" "$tree"
 		rm -rf "$tree/.pc" "$tree/patches"
 		for p in ${patches[$n]}; do
-			patch -d "$tree" -p1 -s --no-backup-if-mismatch <"$rdir/$p" ||
+			patch -d "$tree" -p1 -s --fuzz=0 --no-backup-if-mismatch <"$rdir/$p" >&2 ||
 				die "$n: bench/research/$p does not apply to $desc"
 		done
 		echo "$want" >"$tree/.research"
