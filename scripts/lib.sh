@@ -203,12 +203,18 @@ series_list() {
 	grep -v '^[[:space:]]*\(#\|$\)' "$REPO/patches/series" | awk '{print $1}' || true
 }
 
-# Hash of patches/series and every patch it lists.
+# Hash of patches/series, every patch it lists, and the files the series
+# adds (patches/new-files), which the patches of this repository lack.
 series_hash() {
 	(
 		cd "$REPO/patches" || exit
 		cat series
 		series_list | while read -r p; do cat "$p"; done
+		cat new-files
+		{ grep -v '^[[:space:]]*\(#\|$\)' new-files || true; } | cut -d' ' -f2- | tr ' ' '\n' |
+			while read -r f; do
+				[[ -z $f ]] || find "$REPO/$f" -type f | LC_ALL=C sort | xargs -r cat
+			done
 	) | sha256sum | cut -c1-16
 }
 
