@@ -206,6 +206,10 @@ for f in "$REPO"/bench/guest/*-shape.sh; do
 	install -m 755 "$f" "$res/"
 	shapes+=("$res/${f##*/}")
 done
+# kernel_desc IMAGE: the image's version string (or path) and sha256.
+kernel_desc() {
+	echo "$(file -b "$1" | grep -o 'version [^ ]* [^,]*' || echo "$1"), sha256 $(sha256sum "$1" | cut -c1-16)"
+}
 {
 	# A research kernel (bench/research.sh) says its own base below.
 	if [[ -f $kernel.info ]]; then
@@ -218,13 +222,13 @@ done
 		echo "ab: A = kernel ${kimg[A]} at its defaults"
 		echo "ab: B = kernel ${kimg[B]} at its defaults$([[ $kb != base ]] || echo " (the unpatched base)")"
 		for k in A B; do
-			echo "ab: kernel $k: $(file -b "${kimg[$k]}" | grep -o 'version [^ ]* [^,]*' || echo "${kimg[$k]}"), sha256 $(sha256sum "${kimg[$k]}" | cut -c1-16)"
+			echo "ab: kernel $k: $(kernel_desc "${kimg[$k]}")"
 		done
 	else
 		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
 		if [[ -n ${AB_KERNEL:-} ]]; then
-			echo "ab: kernel: $(file -b "$kernel" | grep -o 'version [^ ]* [^,]*' || echo "$kernel"), sha256 $(sha256sum "$kernel" | cut -c1-16)"
+			echo "ab: kernel: $(kernel_desc "$kernel")"
 			# bench/research.sh says what a research kernel is.
 			[[ ! -f $kernel.info ]] || sed 's/^/ab: /' "$kernel.info"
 		fi

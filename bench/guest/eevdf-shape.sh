@@ -97,7 +97,6 @@ fstat() {
 	awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/sched/feat_stats 2>/dev/null
 }
 r0=$(fstat resched_ineligible)
-ct=
 al=500000
 for n in -19 0 19; do
 	# A starved nice 19 thread may see the end of -D late: SIGINT makes
@@ -105,7 +104,6 @@ for n in -19 0 19; do
 	timeout -s INT $((secs + grace)) taskset -c "$cpus" nice -n "$n" \
 		cyclictest -m -q -v -D "$secs" -i 1000 --secaligned="$al" \
 		--json="$D/nice$n.json" >"$D/nice$n.log" 2>&1 &
-	ct="$ct $!"
 	echo "$! $n" >>"$D/pids"
 	al=$((al + 333))
 done
@@ -132,8 +130,8 @@ if [ "$stop" -eq 1 ]; then
 	) &
 	reaper=$!
 fi
-# shellcheck disable=SC2086 # PIDs, split on purpose
-wait $ct
+# shellcheck disable=SC2046 # PIDs, split on purpose
+wait $(cut -d' ' -f1 "$D/pids")
 [ -z "$reaper" ] || kill "$reaper" 2>/dev/null
 r1=$(fstat resched_ineligible)
 stop_load
