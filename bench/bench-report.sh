@@ -284,7 +284,8 @@ if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
 		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: migrations"
 		echo "(exact counts).  Cannot show: throughput free of host noise."
 		echo
-		echo "\`perf stat -e cpu-migrations perf bench sched pipe -T -l N\`.  The seed's"
+		echo "\`perf stat -a -e cpu-migrations perf bench sched pipe -T -l N\`: every CPU's"
+		echo "migrations while the benchmark ran (its own and a few of kernel threads').  The seed's"
 		echo "\"mainline\" is the flag off, \"w/ patch\" the flag on."
 		echo
 		echo "| guest | | SIS_ASYM_PREV on | SIS_ASYM_PREV off | on/off | seed (w/ patch vs mainline) |"
