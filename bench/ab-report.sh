@@ -85,8 +85,8 @@ plots=$res/plots.md
 	if grep -q 'deterministic=1' "$res/base.txt"; then
 		echo "Instruction-counted guest: guest time follows the instructions executed, so"
 		echo "each seed's boot is one sample free of host load, and a repeated seed must"
-		echo "repeat its bytes. It shows the work the kernel did on one runqueue; it cannot"
-		echo "show cache or memory effects, or anything that needs more than one CPU."
+		echo "repeat its bytes. It shows the work the kernel did; it cannot show cache or"
+		echo "memory effects. With one vCPU (x86_64-icount) it shows one runqueue only."
 	else
 		echo "Multi-threaded TCG: every vCPU is a host thread, so wall times carry the"
 		echo "host's noise. Counts (context switches, migrations, feat_stats) and the"

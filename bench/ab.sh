@@ -165,6 +165,14 @@ fi
 [[ $kb != base || $arch == x86_64 ]] || die "-k base: the unpatched base kernel is built for x86_64 guests only; give the path of an $arch image"
 det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
+# A guest on another suite's QEMU (QEMU_SUITE): which one, for base.txt
+# (base_info's host line names the host's).
+qsuite=$(sed -n 's/^QEMU_SUITE=//p' "$REPO/guests/$guest.conf")
+qsuite_v=
+if [[ -n $qsuite ]]; then
+	qsuite_v=$(guest_load "$guest" && guest_qemu && "$QEMU" --version | head -n1) ||
+		die "cannot get $guest's QEMU from $qsuite"
+fi
 # Only a capacity guest on multi-threaded TCG has littles to slow down.
 { [[ $det -eq 0 ]] && guest_asym "$guest"; } || throttle=0
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
@@ -219,6 +227,7 @@ kernel_desc() {
 	fi
 	if [[ -n $kb ]]; then
 		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
+		[[ -z $qsuite ]] || echo "ab: guest's QEMU ($qsuite): $qsuite_v"
 		echo "ab: A = kernel ${kimg[A]} at its defaults"
 		echo "ab: B = kernel ${kimg[B]} at its defaults$([[ $kb != base ]] || echo " (the unpatched base)")"
 		for k in A B; do
@@ -226,6 +235,7 @@ kernel_desc() {
 		done
 	else
 		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
+		[[ -z $qsuite ]] || echo "ab: guest's QEMU ($qsuite): $qsuite_v"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
 		if [[ -n ${AB_KERNEL:-} ]]; then
 			echo "ab: kernel: $(kernel_desc "$kernel")"

@@ -41,6 +41,18 @@ guest_load() {
 	done
 }
 
+# guest_qemu : after guest_load, for a guest that boots: with QEMU_SUITE
+# (optional), QEMU becomes that Debian suite's binary (lib.sh,
+# qemu_from_suite) instead of the host's, and QEMU_DATA its data
+# directory, then the host's, as -L options; without, QEMU_DATA is empty.
+guest_qemu() {
+	QEMU_DATA=()
+	[[ -n ${QEMU_SUITE:-} ]] || return 0
+	QEMU=$(qemu_from_suite "$QEMU_SUITE" "$QEMU") ||
+		die "$GUEST_CONF: no QEMU from $QEMU_SUITE"
+	QEMU_DATA=(-L "${QEMU%/bin/*}/share/qemu" -L /usr/share/qemu)
+}
+
 # cpulist_expand LIST : "0-2,5" -> "0 1 2 5"
 cpulist_expand() {
 	local part out=() i

@@ -105,6 +105,48 @@ fetch_source_pkg() {
 	echo "$d/x/usr/src/$pkg.tar.xz $ver"
 }
 
+# qemu_from_suite SUITE BINARY: BINARY (qemu-system-x86_64 or
+# qemu-system-aarch64) from Debian's QEMU of SUITE, e.g.
+# bookworm-backports for a QEMU newer than the host's: its
+# qemu-system-x86 or -arm, -common and -data packages, downloaded with
+# apt_suite and unpacked once into $CACHE/qemu-SUITE/PACKAGE
+# (QEMU_SUITE_FRESH=1: again, at every call).  It runs with the host's
+# libraries and, for the firmware its -data does not carry (SeaBIOS),
+# the host's /usr/share/qemu, so the host's package of the same name
+# is installed too.  Prints the binary's path; progress goes to
+# stderr.  Callers check its status: it runs in $(...).
+qemu_from_suite() {
+	local suite=$1 bin=$2 d=$CACHE/qemu-$1 pkg deb
+	case $bin in
+	qemu-system-x86_64 | qemu-system-i386) pkg=qemu-system-x86 ;;
+	qemu-system-aarch64 | qemu-system-arm) pkg=qemu-system-arm ;;
+	*) die "no Debian package known for $bin (QEMU_SUITE)" ;;
+	esac
+	need_pkgs "$pkg" >&2 || return 1
+	mkdir -p "$d" || return 1
+	{
+		flock 9 || die "cannot lock $d/.lock"
+		if [[ ${QEMU_SUITE_FRESH:-0} == 1 || ! -x $d/$pkg/usr/bin/$bin ]]; then
+			progress "fetching $pkg from $suite (private apt configuration in $CACHE/apt-$suite)" >&2
+			apt_suite "$suite" || return 1
+			rm -rf "${d:?}/${pkg:?}" "$d/$pkg.tmp" "$d/debs-$pkg"
+			mkdir -p "$d/debs-$pkg" || return 1
+			(cd "$d/debs-$pkg" && run_logged "$d/download-$pkg.log" apt-get "${APT_OPT[@]}" download \
+				"$pkg" qemu-system-common qemu-system-data) ||
+				die "cannot download $pkg from $suite, log $d/download-$pkg.log"
+			for deb in "$d/debs-$pkg"/*.deb; do
+				dpkg -x "$deb" "$d/$pkg.tmp" || die "cannot unpack $deb"
+			done
+			[[ -x $d/$pkg.tmp/usr/bin/$bin && -d $d/$pkg.tmp/usr/share/qemu ]] ||
+				die "$pkg of $suite has no usr/bin/$bin or usr/share/qemu"
+			mv "$d/$pkg.tmp" "$d/$pkg" || die "cannot move $d/$pkg.tmp"
+		fi
+	} 9>"$d/.lock" || return 1
+	"$d/$pkg/usr/bin/$bin" --version >/dev/null 2>&1 ||
+		die "$d/$pkg/usr/bin/$bin does not run here (a library it needs?)"
+	echo "$d/$pkg/usr/bin/$bin"
+}
+
 # need_pkgs PKG... : install the Debian packages that are missing, saying so.
 need_pkgs() {
 	local missing=() p

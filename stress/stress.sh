@@ -11,7 +11,8 @@
 #   GUEST       guests/NAME.conf to boot, one after the other (default:
 #               every x86_64 and arm64 guest with more than one CPU, since
 #               the stress takes CPUs offline and needs a Debian tools
-#               root, scripts/mk-rootfs.sh; with -q, arm64-dynamiq)
+#               root, scripts/mk-rootfs.sh, and not instruction-counted
+#               or on another suite's QEMU; with -q, arm64-dynamiq)
 #   -m MIN      minutes of stress per guest (default 5; 1 with -q)
 #   -q          quick mode for CI: 1 minute on one guest
 #   -T          boot the guests' test kernels (make test's), not the debug
@@ -85,7 +86,7 @@ if [[ ${#guests[@]} -eq 0 ]]; then
 	if [[ $quick -eq 1 ]]; then
 		guests=(arm64-dynamiq)
 	else
-		mapfile -t guests < <(grep -L '^QEMU_SMP=1$' "$REPO"/guests/*.conf |
+		mapfile -t guests < <(grep -LE '^(QEMU_SMP=1|QEMU_ICOUNT=.*|QEMU_SUITE=.*)$' "$REPO"/guests/*.conf |
 			xargs grep -lE "^GUEST_ARCH=($tool_archs)\$" |
 			sed 's|.*/||; s/\.conf$//' | sort)
 	fi
