@@ -7,7 +7,7 @@ SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
 .PHONY: help test ci tree kernels checkpatch build-each-patch export applies selftests \
-	kselftest-tarball lava shellcheck stress bench steady ab rootfs clean check bisect
+	kselftest-tarball lava lava-lab lava-lab-stop lava-images shellcheck stress bench steady ab rootfs clean check bisect
 
 help:
 	@echo "make test          the main job: base + series, kernels, guests, selftests, summary"
@@ -30,6 +30,11 @@ help:
 	@echo "                   results/kselftest-{x86_64,arm64}.tar.gz, for run_kselftest.sh -c sched"
 	@echo "make lava          the x86_64 kselftest tarball as a LAVA job, run by lava-run (root;"
 	@echo "                   installs lava-dispatcher); LAVA_OPTS=-n: validate only, no boot"
+	@echo "make lava-lab      the same job through a LAVA lab on this machine (lava-server,"
+	@echo "                   PostgreSQL, scheduler, worker in a chroot, root): submitted with"
+	@echo "                   lavacli, results read back from the server (LAVA_LAB_OPTS:"
+	@echo "                   lava/lava-lab.sh -h); the lab stays up for the next run"
+	@echo "make lava-lab-stop stop the lab: no process of it is left"
 	@echo "make shellcheck    shellcheck every script"
 	@echo "make stress        debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q:"
 	@echo "                   1 min on arm64-dynamiq; -T: the test kernels; stress/stress.sh -h)"
@@ -84,14 +89,28 @@ kselftest-tarball:
 
 # LAVA: lava/ holds the job, the device and the helpers (see lava/lava-run.sh -h).
 LAVA_DIR = $${SCHED_CACHE:-/var/cache/schedseries}/lava
-lava:
-	bash -c '. scripts/lib.sh && need_pkgs lava-dispatcher lava-common busybox-static cpio'
+LAVA_IMAGES = "$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
+	"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
+lava-images:
+	bash -c '. scripts/lib.sh && need_pkgs busybox-static cpio'
 	scripts/build-kernel.sh x86_64
 	scripts/kselftest-tarball.sh -o "$(LAVA_DIR)" x86_64
 	lava/mk-lava-ramdisk.sh "$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz"
+
+lava: lava-images
+	bash -c '. scripts/lib.sh && need_pkgs lava-dispatcher lava-common'
 	lava/lava-run.sh $(LAVA_OPTS) -o results/lava-$$(date +%Y%m%d-%H%M%S) \
 		"$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
 		"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
+
+# The lab stays up after the run (lava-lab-stop stops it).
+LAVA_LAB_OPTS ?=
+lava-lab: lava-images
+	lava/lava-lab.sh up
+	lava/lava-lab.sh run -o results/lava-lab-$$(date +%Y%m%d-%H%M%S) $(LAVA_LAB_OPTS) $(LAVA_IMAGES)
+
+lava-lab-stop:
+	lava/lava-lab.sh down
 
 shellcheck:
 	shellcheck scripts/*.sh scripts/guest/*.sh bench/*.sh bench/guest/*.sh stress/*.sh stress/guest/*.sh lava/*.sh .ci/run

@@ -63,16 +63,15 @@ shift $((OPTIND - 1))
 command -v lava-run >/dev/null || die "no lava-run (apt-get install lava-dispatcher)"
 [[ -f $job ]] || die "no job '$job'"
 [[ -f $device ]] || die "no device '$device'"
+# shellcheck source=job-lib.sh
+. "$here/job-lib.sh"
 dispatcher=$here/dispatcher.yaml
 [[ -f $dispatcher ]] || die "no dispatcher configuration '$dispatcher'"
 
-urls=()
+paths=()
 for f in "$@"; do
 	[[ -f $f ]] || die "no file '$f'"
-	f=$(realpath "$f")
-	# The path goes into a URL and a QEMU command line unquoted.
-	[[ $f =~ ^[A-Za-z0-9._/+-]+$ ]] || die "'$f': only [A-Za-z0-9._/+-] in paths"
-	urls+=("file://$f")
+	paths+=("$(realpath "$f")")
 done
 
 outdir=${outdir:-$here/../results/lava-$(date +%Y%m%d-%H%M%S)}
@@ -82,13 +81,8 @@ job_id=$(basename "$outdir" | tr -c 'A-Za-z0-9_.\n-' '_')
 [[ ! -e /var/lib/lava/dispatcher/tmp/$job_id ]] ||
 	die "job id '$job_id' in use (/var/lib/lava/dispatcher/tmp/$job_id): pick another -o"
 
-sed -e "s#file:///var/cache/schedseries/lava/bzImage\$#${urls[0]}#" \
-	-e "s#file:///var/cache/schedseries/lava/lava-ramdisk-x86_64.cpio.gz\$#${urls[1]}#" \
-	-e "s#file:///var/cache/schedseries/lava/kselftest.tar.gz\$#${urls[2]}#" \
-	"$job" >"$outdir/job.yaml"
-for u in "${urls[@]}"; do
-	grep -qF "url: $u" "$outdir/job.yaml" || die "$job: cannot point a URL at $u"
-done
+job_urls "$job" "$outdir/job.yaml" "file://${paths[0]}" "file://${paths[1]}" \
+	"file://${paths[2]}" || die "cannot write $outdir/job.yaml"
 
 "$here/validate.py" --device "$device" "$outdir/job.yaml"
 

@@ -26,7 +26,8 @@
 # asserts that every experiment ran and that the instruction-counted cost
 # of the series at its defaults stays within 1% of the base, 4% for
 # hackbench: its cost gate), and one short `make ab` whose verdict line
-# is checked (ab_check).  The last line is "N passed, N failed, N
+# is checked (ab_check), and the LAVA job through a lab on this machine
+# (make lava-lab, then make lava-lab-stop).  The last line is "N passed, N failed, N
 # skipped" over all of it; the exit status is 1 when anything failed.  A
 # failed host check does not stop the rest.  The Debian roots that the
 # stress, the benchmark, the determinism test and the cost mutant need
@@ -113,10 +114,18 @@ need_pkgs shellcheck git quilt debootstrap debian-archive-keyring
 # child of this shell" after the guest runs).
 rootfs_log=$res/host/rootfs-build.log
 rm -f "$rootfs_log.rc"
+# The LAVA lab's root (lava/lava-lab.sh root: debootstrap, then
+# lava-server, lava-dispatcher and PostgreSQL in it) follows, for the
+# lab check at the end.
+lab_log=$res/host/lava-lab-root.log
+rm -f "$lab_log.rc"
 {
 	rc=0
 	"$REPO/scripts/mk-rootfs.sh" x86_64 && "$REPO/scripts/mk-rootfs.sh" arm64 || rc=$?
 	echo "$rc" >"$rootfs_log.rc"
+	rc=0
+	"$REPO/lava/lava-lab.sh" root >"$lab_log" 2>&1 || rc=$?
+	echo "$rc" >"$lab_log.rc"
 } >"$rootfs_log" 2>&1 &
 rootfs_pid=$!
 # Not left running when CI ends early: the next run's mk-rootfs.sh would
@@ -129,6 +138,19 @@ rootfs_wait() {
 	cat "$rootfs_log"
 	[[ $(cat "$rootfs_log.rc" 2>/dev/null) == 0 ]] ||
 		{ echo "error: the Debian roots were not made (exit $(cat "$rootfs_log.rc" 2>/dev/null || echo 'unknown: killed?'))"; return 1; }
+}
+# make lava-lab, the README's command, on a lab started here and stopped
+# after the job, whatever its result: the job submitted to lava-server,
+# run by its worker, its cases read back through the server's API.
+lab_check() {
+	local rc=0
+	while [[ ! -f $lab_log.rc ]] && kill -0 "$rootfs_pid" 2>/dev/null; do
+		sleep 2
+	done
+	cat "$lab_log" 2>/dev/null || true
+	make -C "$REPO" --no-print-directory lava-lab LAVA_LAB_OPTS="-o $res/lava-lab" || rc=$?
+	make -C "$REPO" --no-print-directory lava-lab-stop || rc=1
+	return "$rc"
 }
 mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
 host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
@@ -158,6 +180,7 @@ host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
 host_check stress "$REPO/stress/stress.sh" -q -T -o "$res/stress"
 host_check bench "$REPO/bench/bench.sh" -q -o "$res/bench"
 host_check ab ab_check
+host_check lava-lab lab_check
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
 progress "CI done"
 tail -n +1 "$res/summary.txt"
