@@ -103,10 +103,12 @@ lava: lava-images
 		"$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
 		"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
 
-# The lab stays up after the run (lava-lab-stop stops it).
+# The lab stays up after the run (lava-lab-stop stops it).  With LAVA_URI
+# the job goes to that server instead (lava/lava-lab.sh -h), and no lab
+# is started here.
 LAVA_LAB_OPTS ?=
 lava-lab: lava-images
-	lava/lava-lab.sh up
+	$(if $(LAVA_URI),,lava/lava-lab.sh up)
 	lava/lava-lab.sh run -o results/lava-lab-$$(date +%Y%m%d-%H%M%S) $(LAVA_LAB_OPTS) $(LAVA_IMAGES)
 
 lava-lab-stop:

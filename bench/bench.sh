@@ -190,7 +190,7 @@ to_bench() {
 	local each=0 v vargs=()
 	for v in "$@"; do
 		[[ $v == boot=each ]] && each=1
-		vargs+=(-v "$v")
+		vargs+=(-v "$v") # not "load": gawk, often the awk, reserves it
 	done
 	for d in "$res/ab/$name"/boot-*/; do
 		[[ -s $d/raw.txt ]] || continue
@@ -243,7 +243,7 @@ to_bench() {
 			for (i = 1; i <= 3; i++) {
 				x = "nice" nk[i]
 				printf "exp=eevdf rep=%s ncpus=%s base_slice_ns=%s load=%s RUN_TO_PARITY=%s RESCHED_INELIGIBLE=%s hackbench_fds=%s nice=%s min_us=%s avg_us=%s max_us=%s p50_us=%s samples=%s resched=%s\n",
-					r, f("ncpus"), f("base_slice_ns"), load, c == "NO_RUN_TO_PARITY" ? "NORTP" : "RTP", s == "A" ? "off" : "on",
+					r, f("ncpus"), f("base_slice_ns"), ld, c == "NO_RUN_TO_PARITY" ? "NORTP" : "RTP", s == "A" ? "off" : "on",
 					fds, nn[i], f(x "_min_us"), f(x "_avg_us"), f(x "_max_us"), f(x "_p50_us"), f(x "_samples"), f("resched")
 			}
 		}
@@ -301,7 +301,7 @@ if want numa; then
 	ab numa-eevdf -g x86_64-numa -f RESCHED_INELIGIBLE -S 1 -r "$reps" -t $((secs * 10 + 120)) \
 		-V rtp=$rtps \
 		"echo \$rtp >/sys/kernel/debug/sched/features && eevdf-shape.sh -c 0,1 -f $fds -d $secs -G $grace"
-	to_bench numa-eevdf numa eevdf load=hackbench fds="$fds"
+	to_bench numa-eevdf numa eevdf ld=hackbench fds="$fds"
 fi
 # The instruction-counted boots, deterministic (run-guest.sh -D), one per
 # seed.
@@ -330,7 +330,7 @@ if want icount-eevdf; then
 		ab icount-eevdf-$load -f RESCHED_INELIGIBLE -S "$seeds" -r "$n" -t $((secs * 10 + 120)) \
 			-V rtp=$rtps \
 			"echo \$rtp >/sys/kernel/debug/sched/features && echo 2800000 >/sys/kernel/debug/sched/base_slice_ns && eevdf-shape.sh -L $load -f $fds -d $secs -G $grace"
-		to_bench icount-eevdf-$load icount-eevdf-$load eevdf boot=each load="$load" fds="$fds"
+		to_bench icount-eevdf-$load icount-eevdf-$load eevdf boot=each ld="$load" fds="$fds"
 	done
 fi
 touch "$res/determinism.txt"

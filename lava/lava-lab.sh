@@ -5,14 +5,15 @@
 # one lava-worker, from Debian bookworm's packages, and the kselftest job of
 # lava/ submitted to it with lavacli.
 #
-# Usage: lava-lab.sh [-h] up
+# Usage: lava-lab.sh [-h] root | up
 #        lava-lab.sh [-h] run [-o OUTDIR] [-x KARGS] [-q SECS] [-w SECS]
 #                             KERNEL RAMDISK KSELFTEST_TAR
 #        lava-lab.sh [-h] check | status | down
 #
-#   up      build the lab's root once (debootstrap, then apt-get install
-#           lava-server lava-dispatcher lavacli postgresql qemu-system-x86
-#           in it), then start what is not running: PostgreSQL,
+#   root    build the lab's root, once (debootstrap bookworm, then
+#           apt-get install lava-server lava-dispatcher lavacli postgresql
+#           qemu-system-x86 in it)
+#   up      root, then start what is not running: PostgreSQL,
 #           lava-server's web and API service (gunicorn on 127.0.0.1), the
 #           scheduler and the worker "lab-worker".  Makes the admin user,
 #           its API token, the device type "qemu" and the device
@@ -25,7 +26,8 @@
 #           completed and no test case failed.
 #     -o OUTDIR  results (default results/lava-lab-STAMP in this repository)
 #     -x KARGS   append KARGS to the job's kernel command line (this run only)
-#     -q SECS    give up when the job is not running after SECS (default 180)
+#     -q SECS    give up when the job is not running after SECS (default
+#                180; 1800 with LAVA_URI)
 #     -w SECS    give up when the job is not finished after SECS (default
 #                2700: the job's own timeout is 40 minutes)
 #   check   up, then the server validates the job (lavacli jobs validate)
@@ -34,8 +36,8 @@
 #   down    cancel unfinished jobs, stop every process `up` started
 #
 # The lab lives in a chroot, $SCHED_CACHE/lava-lab/root, and its processes
-# in their own PID and mount namespaces: nothing is installed on this
-# machine, no service of the machine is touched, and `down` leaves no
+# in their own PID and mount namespaces: nothing of LAVA is installed on
+# this machine (only debootstrap), no service of the machine is touched, and `down` leaves no
 # process behind (the namespace's init is killed last).  Only gunicorn
 # listens, on 127.0.0.1:$LAVA_LAB_PORT (default 8000); PostgreSQL has no
 # TCP listener.  Needs root.
@@ -48,7 +50,9 @@
 #   LAVA_DEVICE_TYPE   the job's device_type (default qemu)
 #   LAVA_ARTIFACT_URL  where your workers download the three files from:
 #                      LAVA_ARTIFACT_URL/{bzImage,ramdisk.cpio.gz,
-#                      kselftest.tar.gz}; copy them there first
+#                      kselftest.tar.gz}; copy them there first (run
+#                      says which file goes where; the job checks their
+#                      sha256)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../scripts/lib.sh
@@ -57,11 +61,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/job-lib.sh"
 
 usage() {
-	sed -n '4,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d'
+	sed -n '4,/^set -euo/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
-S=$CACHE/lava-lab
+# realpath: lab_procs compares the processes' roots with $R.
+S=$(realpath -m "$CACHE/lava-lab")
 R=$S/root
 PORT=${LAVA_LAB_PORT:-8000}
 URL=http://127.0.0.1:$PORT
@@ -114,12 +119,13 @@ manage() {
 	ns_run runuser -u lavaserver -- lava-server manage "$@"
 }
 
+# lavacli, at most 60 s a call (its own timeout is per HTTP request).
 L() {
-	ns_run lavacli -i lab "$@"
+	ns_run timeout 60 lavacli -i lab "$@"
 }
 
 root_hash() {
-	echo "$SUITE $PKGS $(debian_mirror) lava-lab-root 1" | sha256sum | cut -c1-16
+	echo "$SUITE $PKGS $(debian_mirror) lava-lab-root 2" | sha256sum | cut -c1-16
 }
 
 # The chroot: debootstrap, the machine's own apt sources (read, not
@@ -138,10 +144,8 @@ make_root() {
 	progress "lava-lab: debootstrap $SUITE into $tmp (log $S/root.log)"
 	run_logged "$S/root.log" debootstrap --variant=minbase "$SUITE" "$tmp" "$mirror" ||
 		die "debootstrap failed, log $S/root.log"
-	if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
-		cp /etc/apt/sources.list.d/debian.sources "$tmp/etc/apt/sources.list.d/"
-		rm -f "$tmp/etc/apt/sources.list"
-	fi
+	printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s-security %s-security main\n' \
+		"$mirror" "$SUITE" "$mirror" "$SUITE" "$mirror" "$SUITE" >"$tmp/etc/apt/sources.list"
 	cp -L /etc/resolv.conf "$tmp/etc/resolv.conf"
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod 755 "$tmp/usr/sbin/policy-rc.d"
@@ -249,7 +253,10 @@ db_up() {
 web_up() {
 	local i
 	if ! running gunicorn; then
-		! http_ok / || die "127.0.0.1:$PORT answers, but not for this lab: set LAVA_LAB_PORT"
+		if ns_run python3 -c 'import socket, sys
+socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)' "$PORT" 2>/dev/null; then
+			die "127.0.0.1:$PORT is taken by another program: set LAVA_LAB_PORT"
+		fi
 		start gunicorn /usr/bin/gunicorn3 lava_server.wsgi --bind "127.0.0.1:$PORT" \
 			-u lavaserver -g lavaserver --worker-class eventlet --workers 2 \
 			--log-level INFO --log-file /var/log/lava-server/gunicorn.log \
@@ -272,12 +279,14 @@ objects_up() {
 	chmod 700 "$d"
 	manage users details admin >/dev/null 2>&1 ||
 		manage users add admin --superuser --staff >/dev/null
-	tok=$(manage tokens list --user admin --csv | awk -F, '$3 == "lava-lab" { print $2; exit }')
+	# Python's csv module ends its lines with CRLF.
+	tok=$(manage tokens list --user admin --csv |
+		awk -F, '{ sub(/\r$/, "") } $3 == "lava-lab" { print $2; exit }')
 	[[ -n $tok ]] || tok=$(manage tokens add --user admin --description lava-lab)
 	[[ $tok =~ ^[A-Za-z0-9]+$ ]] || die "no API token for admin ('$tok')"
 	(
 		umask 077
-		printf 'lab:\n  uri: "%s/RPC2"\n  username: admin\n  token: "%s"\n  timeout: 300\n' \
+		printf 'lab:\n  uri: "%s/RPC2"\n  username: admin\n  token: "%s"\n  timeout: 30\n' \
 			"$URL" "$tok" >"$d/lavacli.yaml"
 	)
 	manage device-types details qemu >/dev/null 2>&1 ||
@@ -300,7 +309,9 @@ objects_up() {
 }
 
 worker_state() {
-	L workers show "$WORKER" --yaml | awk '$1 == "state:" { print $2 }'
+	local out
+	out=$(L workers show "$WORKER" --yaml) || return 1
+	awk '$1 == "state:" { print $2 }' <<<"$out"
 }
 
 worker_up() {
@@ -319,8 +330,8 @@ worker_up() {
 }
 
 up() {
-	make_root
 	lock
+	make_root
 	anchor_pid >/dev/null || start_anchor
 	db_up
 	web_up
@@ -342,7 +353,7 @@ lab_procs() {
 }
 
 down() {
-	local a v c ids st i
+	local a v c ids st i out
 	lock
 	if ! a=$(anchor_pid); then
 		rm -f "$S/anchor.pid"
@@ -353,8 +364,10 @@ down() {
 	if running gunicorn && http_ok /api/help/; then
 		ids=()
 		for st in SUBMITTED SCHEDULING SCHEDULED RUNNING CANCELING; do
-			mapfile -t -O "${#ids[@]}" ids < <(L jobs list --state "$st" --yaml |
-				awk '$1 == "-" && $2 == "id:" { print $3 } $1 == "id:" { print $2 }')
+			out=$(L jobs list --state "$st" --json) || die "lavacli jobs list failed: $out"
+			mapfile -t -O "${#ids[@]}" ids < <(python3 -c 'import json, sys
+for j in json.load(sys.stdin):
+    print(j["id"])' <<<"$out")
 		done
 		for i in "${ids[@]}"; do
 			progress "lava-lab: canceling job $i"
@@ -394,8 +407,9 @@ status() {
 	if ns_run pg_isready -q; then echo "  postgresql: running"; else echo "  postgresql: not running"; fi
 	if http_ok /api/help/; then
 		echo "  web: $URL answers"
-		echo "  worker $WORKER: $(worker_state)"
-		L devices show "$DEVICE" --yaml | awk '$1 == "state:" || $1 == "health:" { print "  device '"$DEVICE"' " $0 }'
+		echo "  worker $WORKER: $(worker_state || echo unknown)"
+		L devices show "$DEVICE" --yaml 2>&1 |
+			awk '$1 == "state:" || $1 == "health:" { print "  device '"$DEVICE"' " $0 }' || true
 	fi
 }
 
@@ -415,7 +429,7 @@ kill_job() {
 # lc ARGS...: lavacli, at the lab or (LAVA_URI) at the user's server.
 lc() {
 	if [[ -n $remote ]]; then
-		XDG_CONFIG_HOME=$remote lavacli -i remote "$@"
+		XDG_CONFIG_HOME=$remote timeout 60 lavacli -i remote "$@"
 	else
 		L "$@"
 	fi
@@ -474,7 +488,7 @@ diagnose() {
 }
 
 run_job() {
-	local outdir='' kargs='' qwait=180 wmax=2700 opt id show state t0 now rc=0 src=0 jd cpath f
+	local outdir='' kargs='' qwait='' wmax=2700 opt id show state t0 now rc=0 src=0 jd='' cpath f
 	local -a urls
 	OPTIND=1
 	while getopts ho:x:q:w: opt; do
@@ -489,6 +503,8 @@ run_job() {
 	done
 	shift $((OPTIND - 1))
 	[[ $# -eq 3 ]] || usage 2
+	# A shared lab's queue can be long.
+	[[ -n $qwait ]] || qwait=$([[ -n ${LAVA_URI:-} ]] && echo 1800 || echo 180)
 	[[ $qwait =~ ^[1-9][0-9]*$ && $wmax =~ ^[1-9][0-9]*$ ]] || die "bad -q or -w (seconds, > 0)"
 	for f in "$@"; do
 		[[ -f $f ]] || die "no file '$f'"
@@ -505,20 +521,40 @@ run_job() {
 		[[ -n $tok || -z ${LAVA_TOKEN_FILE:-} ]] || tok=$(cat "$LAVA_TOKEN_FILE")
 		[[ -n $tok ]] || die "LAVA_URI without LAVA_TOKEN or LAVA_TOKEN_FILE"
 		need_pkgs lavacli
-		remote=$outdir/lavacli
+		# The token stays out of the results: a directory removed on exit.
+		remote=$(mktemp -d)
+		trap 'rm -rf "$remote"' EXIT
 		(
 			umask 077
-			mkdir -p "$remote"
-			printf 'remote:\n  uri: "%s"\n  username: "%s"\n  token: "%s"\n  timeout: 300\n' \
+			printf 'remote:\n  uri: "%s"\n  username: "%s"\n  token: "%s"\n  timeout: 30\n' \
 				"$LAVA_URI" "$LAVA_USER" "$tok" >"$remote/lavacli.yaml"
 		)
 		local a=${LAVA_ARTIFACT_URL%/}
 		urls=("$a/bzImage" "$a/ramdisk.cpio.gz" "$a/kselftest.tar.gz")
+		echo "lava-lab.sh: the job downloads, and you copy there first:" >&2
+		for f in 0 1 2; do
+			echo "  ${urls[f]}  <-  $(realpath "${*:f+1:1}")" >&2
+		done
 		job_urls "$here/job-x86_64.yaml" "$outdir/job.yaml.tmp" "${urls[@]}" "$kargs" ||
 			die "cannot write the job"
-		sed "s/^device_type: qemu\$/device_type: ${LAVA_DEVICE_TYPE:-qemu}/" \
-			"$outdir/job.yaml.tmp" >"$outdir/job.yaml"
+		[[ ${LAVA_DEVICE_TYPE:-qemu} =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad LAVA_DEVICE_TYPE"
+		# The job checks that the files it downloads are these ones.
+		local sums=()
+		for f in "$@"; do
+			sums+=("$(sha256sum <"$f" | cut -d' ' -f1)")
+		done
+		awk -v u0="${urls[0]}" -v u1="${urls[1]}" -v u2="${urls[2]}" \
+			-v s0="${sums[0]}" -v s1="${sums[1]}" -v s2="${sums[2]}" -v t="${LAVA_DEVICE_TYPE:-qemu}" '
+			/^device_type: qemu$/ { print "device_type: " t; next }
+			{ print }
+			$1 == "url:" {
+				ind = $0; sub(/url:.*/, "", ind)
+				if ($2 == u0) print ind "sha256sum: " s0
+				if ($2 == u1) print ind "sha256sum: " s1
+				if ($2 == u2) print ind "sha256sum: " s2
+			}' "$outdir/job.yaml.tmp" >"$outdir/job.yaml"
 		rm -f "$outdir/job.yaml.tmp"
+		[[ $(grep -c '^ *sha256sum: ' "$outdir/job.yaml") -eq 3 ]] || die "cannot add the sha256 sums to the job"
 		cpath=$outdir/job.yaml
 	else
 		if ! anchor_pid >/dev/null || ! http_ok /api/help/; then
@@ -549,12 +585,19 @@ run_job() {
 	[[ $id =~ ^[0-9]+$ ]] || die "the job was not submitted: $id"
 	echo "$id" >"$outdir/job-id"
 	progress "lava-lab: job $id submitted ($outdir)"
+	# Interrupted: the job does not stay on the device.
+	# shellcheck disable=SC2064 # the id is known now
+	trap "give_up $id 'interrupted'; exit 130" INT TERM HUP
 
 	verdict=
 	t0=$(date +%s)
 	local seen='' misses=0
 	while :; do
 		now=$(date +%s)
+		if ((now - t0 >= wmax)); then
+			give_up "$id" "not finished after ${wmax}s"
+			break
+		fi
 		if ! show=$(lc jobs show "$id" --yaml 2>&1); then
 			misses=$((misses + 1))
 			[[ $misses -lt 12 ]] || { verdict="the server stopped answering"; break; }
@@ -575,36 +618,30 @@ run_job() {
 			fi
 			;;
 		esac
-		if ((now - t0 >= wmax)); then
-			give_up "$id" "not finished after ${wmax}s"
-			break
-		fi
 		if [[ -z $remote && $state =~ ^(Scheduled|Running)$ ]] && ! running worker; then
 			give_up "$id" "the worker stopped while the job was $state"
 			break
 		fi
 		sleep 5
 	done
+	trap - INT TERM HUP
 
 	# Whatever happened, keep what the server has.
 	lc jobs show "$id" --yaml >"$outdir/job-show.yaml" 2>&1 || true
 	lc jobs logs --raw --no-follow "$id" >"$outdir/lava-raw.log" 2>&1 || true
 	sed 's/^- //' "$outdir/lava-raw.log" >"$outdir/lava.log"
 	lc results "$id" --yaml >"$outdir/results-api.yaml" 2>&1 || true
-	if [[ -z $remote ]]; then
-		rm -rf "${R:?}$jd"
-	fi
 	local health
 	health=$(job_field health <"$outdir/job-show.yaml")
 	progress "lava-lab: job $id health ${health:-unknown}, log $outdir/lava.log"
 
 	if [[ -z $remote ]]; then
-		cp "$here/lava-results.py" "$R/srv/lava-lab/"
-		cp "$outdir/lava.log" "$outdir/results-api.yaml" "$R/srv/lava-lab/"
-		ns_run python3 /srv/lava-lab/lava-results.py --api-results /srv/lava-lab/results-api.yaml \
-			/srv/lava-lab/lava.log /srv/lava-lab/results.yaml >"$outdir/summary.txt" || src=$?
-		mv "$R/srv/lava-lab/results.yaml" "$outdir/" 2>/dev/null || true
-		rm -f "$R/srv/lava-lab/lava.log" "$R/srv/lava-lab/results-api.yaml"
+		# python3-yaml is the lab's, not necessarily this machine's.
+		cp "$here/lava-results.py" "$outdir/lava.log" "$outdir/results-api.yaml" "$R$jd/"
+		ns_run python3 "$jd/lava-results.py" --api-results "$jd/results-api.yaml" \
+			"$jd/lava.log" "$jd/results.yaml" >"$outdir/summary.txt" || src=$?
+		mv "$R$jd/results.yaml" "$outdir/" 2>/dev/null || true
+		rm -rf "${R:?}$jd"
 	else
 		"$here/lava-results.py" --api-results "$outdir/results-api.yaml" "$outdir/lava.log" \
 			"$outdir/results.yaml" >"$outdir/summary.txt" || src=$?
@@ -642,7 +679,10 @@ cmd=$1
 shift
 case $cmd in
 -h | help) usage 0 ;;
-root) make_root ;;
+root)
+	lock
+	make_root
+	;;
 up) up ;;
 run)
 	[[ $(id -u) -eq 0 || -n ${LAVA_URI:-} ]] || die "lava-lab.sh run needs root"

@@ -130,7 +130,8 @@ rm -f "$lab_log.rc"
 rootfs_pid=$!
 # Not left running when CI ends early: the next run's mk-rootfs.sh would
 # share its .tmp directory.
-trap 'kill "$rootfs_pid" 2>/dev/null || true' EXIT
+trap 'kill "$rootfs_pid" 2>/dev/null || true
+	[[ -z ${lab_started:-} ]] || "$REPO/lava/lava-lab.sh" down || true' EXIT
 rootfs_wait() {
 	while [[ ! -f $rootfs_log.rc ]] && kill -0 "$rootfs_pid" 2>/dev/null; do
 		sleep 2
@@ -139,17 +140,25 @@ rootfs_wait() {
 	[[ $(cat "$rootfs_log.rc" 2>/dev/null) == 0 ]] ||
 		{ echo "error: the Debian roots were not made (exit $(cat "$rootfs_log.rc" 2>/dev/null || echo 'unknown: killed?'))"; return 1; }
 }
-# make lava-lab, the README's command, on a lab started here and stopped
-# after the job, whatever its result: the job submitted to lava-server,
-# run by its worker, its cases read back through the server's API.
+# make lava-lab, the README's command: the job submitted to lava-server,
+# run by its worker, its cases read back through the server's API.  A lab
+# started here is stopped after the job, whatever its result (and when CI
+# ends early); one that was up already is left up.
+lab_started=
 lab_check() {
 	local rc=0
 	while [[ ! -f $lab_log.rc ]] && kill -0 "$rootfs_pid" 2>/dev/null; do
 		sleep 2
 	done
 	cat "$lab_log" 2>/dev/null || true
+	if [[ $("$REPO/lava/lava-lab.sh" status | head -n1) == "lava-lab: down" ]]; then
+		lab_started=1
+	fi
 	make -C "$REPO" --no-print-directory lava-lab LAVA_LAB_OPTS="-o $res/lava-lab" || rc=$?
-	make -C "$REPO" --no-print-directory lava-lab-stop || rc=1
+	if [[ -n $lab_started ]]; then
+		make -C "$REPO" --no-print-directory lava-lab-stop || rc=1
+		lab_started=
+	fi
 	return "$rc"
 }
 mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
