@@ -104,10 +104,11 @@ lava: lava-images
 		"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
 
 # The lab stays up after the run (lava-lab-stop stops it).  With LAVA_URI
-# the job goes to that server instead (lava/lava-lab.sh -h), and no lab
-# is started here.
+# the job goes to that server instead (lava/lava-lab.sh -h): no lab is
+# started here, and the images are not rebuilt (the job carries the sha256
+# of the ones copied there).
 LAVA_LAB_OPTS ?=
-lava-lab: lava-images
+lava-lab: $(if $(LAVA_URI),,lava-images)
 	$(if $(LAVA_URI),,lava/lava-lab.sh up)
 	lava/lava-lab.sh run -o results/lava-lab-$$(date +%Y%m%d-%H%M%S) $(LAVA_LAB_OPTS) $(LAVA_IMAGES)
 

@@ -12,7 +12,7 @@
 #
 #   root    build the lab's root, once (debootstrap bookworm, then
 #           apt-get install lava-server lava-dispatcher lavacli postgresql
-#           qemu-system-x86 in it)
+#           qemu-system-x86 procps in it)
 #   up      root, then start what is not running: PostgreSQL,
 #           lava-server's web and API service (gunicorn on 127.0.0.1), the
 #           scheduler and the worker "lab-worker".  Makes the admin user,
@@ -37,8 +37,9 @@
 #
 # The lab lives in a chroot, $SCHED_CACHE/lava-lab/root, and its processes
 # in their own PID and mount namespaces: nothing of LAVA is installed on
-# this machine (only debootstrap), no service of the machine is touched, and `down` leaves no
-# process behind (the namespace's init is killed last).  Only gunicorn
+# this machine (only debootstrap; lavacli with LAVA_URI), no service of
+# the machine is touched, and `down` leaves no process behind (the
+# namespace's init is killed last).  Only gunicorn
 # listens, on 127.0.0.1:$LAVA_LAB_PORT (default 8000); PostgreSQL has no
 # TCP listener.  Needs root.
 #
