@@ -99,9 +99,7 @@ lava-images:
 
 lava: lava-images
 	bash -c '. scripts/lib.sh && need_pkgs lava-dispatcher lava-common'
-	lava/lava-run.sh $(LAVA_OPTS) -o results/lava-$$(date +%Y%m%d-%H%M%S) \
-		"$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
-		"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
+	lava/lava-run.sh $(LAVA_OPTS) -o results/lava-$$(date +%Y%m%d-%H%M%S) $(LAVA_IMAGES)
 
 # The lab stays up after the run (lava-lab-stop stops it).  With LAVA_URI
 # the job goes to that server instead (lava/lava-lab.sh -h): no lab is

@@ -312,7 +312,7 @@ objects_up() {
 worker_state() {
 	local out
 	out=$(L workers show "$WORKER" --yaml) || return 1
-	awk '$1 == "state:" { print $2 }' <<<"$out"
+	yaml_field state <<<"$out"
 }
 
 worker_up() {
@@ -436,8 +436,8 @@ lc() {
 	fi
 }
 
-# job_field ID FIELD: one field of `jobs show --yaml`.
-job_field() {
+# yaml_field FIELD: a top-level field of lavacli's --yaml output on stdin.
+yaml_field() {
 	awk -v f="$1:" '$1 == f { $1 = ""; sub(/^ /, ""); print; exit }'
 }
 
@@ -449,7 +449,7 @@ wait_finished() {
 	while :; do
 		left=0
 		for id in "$@"; do
-			[[ $(lc jobs show "$id" --yaml 2>/dev/null | job_field state) == Finished ]] || left=1
+			[[ $(lc jobs show "$id" --yaml 2>/dev/null | yaml_field state) == Finished ]] || left=1
 		done
 		[[ $left -eq 0 ]] && return 0
 		[[ $(date +%s) -lt $end ]] || return 1
@@ -606,7 +606,7 @@ run_job() {
 			continue
 		fi
 		misses=0
-		state=$(job_field state <<<"$show")
+		state=$(yaml_field state <<<"$show")
 		[[ $state == "$seen" ]] || progress "lava-lab: job $id $state"
 		seen=$state
 		case $state in
@@ -633,7 +633,7 @@ run_job() {
 	sed 's/^- //' "$outdir/lava-raw.log" >"$outdir/lava.log"
 	lc results "$id" --yaml >"$outdir/results-api.yaml" 2>&1 || true
 	local health
-	health=$(job_field health <"$outdir/job-show.yaml")
+	health=$(yaml_field health <"$outdir/job-show.yaml")
 	progress "lava-lab: job $id health ${health:-unknown}, log $outdir/lava.log"
 
 	if [[ -z $remote ]]; then
