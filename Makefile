@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels checkpatch build-each-patch export applies selftests \
+.PHONY: help test ci tree kernels checkpatch build-each-patch clang export patches applies selftests \
 	kselftest-tarball lava lava-lab lava-lab-stop lava-images shellcheck stress bench steady ab rootfs clean check bisect
 
 help:
@@ -20,9 +20,14 @@ help:
 	@echo "make build-each-patch"
 	@echo "                   build after every patch (ARCHS=x86_64 by default; also arm64, i386;"
 	@echo "                   VARIANTS=\"default nostats nodebugfs\")"
+	@echo "make clang         kernel/sched/ with clang-19, W=1 and -Wconditional-uninitialized"
+	@echo "                   on the base and after every patch; a warning the base lacks fails"
 	@echo "make export        write export/: the series for git am, with a cover letter"
-	@echo "                   (SIGNOFF=\"Name <mail>\": add your Signed-off-by; without it the"
-	@echo "                   patches carry no person's sign-off and must not be sent)"
+	@echo "                   (SIGNOFF=\"Name <mail>\": you are the author and sign off; without"
+	@echo "                   it the patches carry no person's sign-off and must not be sent)"
+	@echo "make patches       write the files the series adds (patches/new-files, edited here"
+	@echo "                   as plain files) into their patches: quilt push -a of patches/"
+	@echo "                   alone then gives the whole tree (CI checks it)"
 	@echo "make applies       does the series apply (and build, APPLIES_OPTS=-b) on newer"
 	@echo "                   Debian linux-source packages and KSRC? (scripts/check-applies.sh -h)"
 	@echo "make selftests     build the selftests with kbuild (gen_tar) into build/selftests"
@@ -74,8 +79,14 @@ VARIANTS ?= default nostats nodebugfs
 build-each-patch:
 	scripts/check-series.sh $(addprefix -a ,$(ARCHS)) $(addprefix -v ,$(VARIANTS))
 
+clang:
+	scripts/check-series.sh -C
+
 export:
 	scripts/export-series.sh export
+
+patches:
+	scripts/export-series.sh -u
 
 APPLIES_OPTS ?=
 applies:

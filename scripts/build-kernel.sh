@@ -3,7 +3,7 @@
 #
 # Configure and build a guest kernel from the prepared tree.
 #
-# Usage: scripts/build-kernel.sh [-h] [-n NAME] [-t TARGET] ARCH [FRAGMENT...]
+# Usage: scripts/build-kernel.sh [-h] [-C] [-n NAME] [-t TARGET] ARCH [FRAGMENT...]
 #
 #   ARCH        x86_64, arm64, or i386 (32-bit)
 #   FRAGMENT    extra Kconfig fragments, merged after configs/common.config,
@@ -12,6 +12,10 @@
 #   -n NAME     output directory name under $SCHED_CACHE/out, or the KSRC
 #               tree's own out directory (default ARCH)
 #   -t TARGET   make target instead of the boot image (e.g. kernel/sched/)
+#   -C          build with clang-19 (LLVM=-19, Debian's clang-19, lld-19 and
+#               llvm-19), W=1 and KCFLAGS=-Wconditional-uninitialized, which
+#               sees a variable used uninitialised on one path only (GCC
+#               builds the kernel with -Wno-maybe-uninitialized)
 #
 # The config starts from tinyconfig.  After olddefconfig every option the
 # fragments ask for is checked, and the build fails naming those that did
@@ -24,14 +28,16 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,21s/^# \{0,1\}//p' "$0"
+	sed -n '3,25s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 name=
 target=
-while getopts hn:t: opt; do
+clang=0
+while getopts hCn:t: opt; do
 	case $opt in
 	h) usage 0 ;;
+	C) clang=1 ;;
 	n) name=$OPTARG ;;
 	t) target=$OPTARG ;;
 	*) usage 2 ;;
@@ -56,6 +62,14 @@ done
 need_pkgs make gcc flex bison bc libelf-dev libssl-dev cpio ccache
 [[ -n $CROSS ]] && need_pkgs gcc-aarch64-linux-gnu
 command -v "${CROSS}gcc" >/dev/null || die "no compiler ${CROSS}gcc"
+kcc="${CROSS}gcc"
+llvm=()
+if [[ $clang -eq 1 ]]; then
+	[[ $arch == x86_64 ]] || die "-C: clang builds are for x86_64 only"
+	need_pkgs clang-19 lld-19 llvm-19
+	kcc="clang-19"
+	llvm=(LLVM=-19 W=1 KCFLAGS=-Wconditional-uninitialized)
+fi
 
 tree=$(tree_dir)
 [[ -f $tree/Makefile ]] || die "no kernel tree at $tree (run scripts/prepare-tree.sh)"
@@ -76,8 +90,8 @@ if [[ ! -f $CCACHE_DIR/.schedseries-incbin-safe ]]; then
 fi
 mkdir -p "$CACHE/bin"
 cmp -s "$REPO/scripts/kcc.sh" "$CACHE/bin/kcc" || install -m 755 "$REPO/scripts/kcc.sh" "$CACHE/bin/kcc"
-mk=(make -C "$tree" O="$out" ARCH="$KARCH" CROSS_COMPILE="$CROSS"
-    CC="$CACHE/bin/kcc ${CROSS}gcc" KBUILD_BUILD_USER=schedseries KBUILD_BUILD_HOST=guest)
+mk=(make -C "$tree" O="$out" ARCH="$KARCH" CROSS_COMPILE="$CROSS" ${llvm[@]+"${llvm[@]}"}
+    CC="$CACHE/bin/kcc $kcc" KBUILD_BUILD_USER=schedseries KBUILD_BUILD_HOST=guest)
 
 fhash=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
 if [[ ! -f $out/.config || $(cat "$out/.frag-hash" 2>/dev/null) != "$fhash" ]]; then

@@ -122,7 +122,7 @@ for t in "${targets[@]}"; do
 	[[ $fuzz -eq 0 ]] || verdict="applies only with fuzz ($fuzz patches)"
 	[[ $rejects -eq 0 ]] || verdict="does NOT apply ($rejects patches reject)"
 	if [[ $rejects -eq 0 && $build -eq 1 ]]; then
-		install_new_files "$tree"
+		install_new_files "$tree" >/dev/null
 		if KSRC=$name "$REPO/scripts/build-kernel.sh" x86_64 >"$res/$(basename "$tree")-build.log" 2>&1; then
 			verdict="$verdict, builds (x86_64)"
 		else

@@ -4,9 +4,13 @@
 # Check the series patch by patch: checkpatch.pl --strict on every patch,
 # then a build after every patch (bisectability).
 #
-# Usage: scripts/check-series.sh [-h] [-c] [-L] [-a ARCH]... [-v VARIANT]...
+# Usage: scripts/check-series.sh [-h] [-c | -C] [-L] [-a ARCH]... [-v VARIANT]...
 #
 #   -c          checkpatch only, no builds
+#   -C          instead of checkpatch and the GCC builds: kernel/sched/
+#               with clang-19, W=1 and -Wconditional-uninitialized
+#               (scripts/build-kernel.sh -C) on the base and after every
+#               patch; fails on any warning the base does not have
 #   -L          build the variants other than default only after the last
 #               patch that changes the kernel build (CI's cut: about 20 s
 #               a patch); the default variant still builds after each
@@ -31,17 +35,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,28s/^# \{0,1\}//p' "$0"
+	sed -n '3,32s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 only_checkpatch=0
+clang=0
 last_only=0
 archs=()
 variants=()
-while getopts hcLa:v: opt; do
+while getopts hcCLa:v: opt; do
 	case $opt in
 	h) usage 0 ;;
 	c) only_checkpatch=1 ;;
+	C) clang=1 ;;
 	L) last_only=1 ;;
 	a) archs+=("$OPTARG") ;;
 	v) variants+=("$OPTARG") ;;
@@ -50,6 +56,7 @@ while getopts hcLa:v: opt; do
 done
 shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
+[[ $only_checkpatch -eq 0 || $clang -eq 0 ]] || die "-c and -C exclude each other"
 [[ ${#archs[@]} -gt 0 ]] || archs=(x86_64)
 [[ ${#variants[@]} -gt 0 ]] || variants=(default nostats nodebugfs)
 for a in "${archs[@]}"; do arch_vars "$a"; done
@@ -73,6 +80,7 @@ git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || cp_opts+=(--ignore UNKNOWN
 fail=0
 mapfile -t patches < <(series_list)
 for p in "${patches[@]}"; do
+	[[ $clang -eq 0 ]] || break
 	if out=$(scripts/checkpatch.pl "${cp_opts[@]}" "patches/$p" 2>&1); then
 		progress "checkpatch ok: $p"
 	else
@@ -108,6 +116,43 @@ for p in "${patches[@]}"; do
 	n=$((n + 1))
 	if kernel_patch "$p"; then last_k=$n; fi
 done
+
+# clang_warnings N: build kernel/sched/ with clang after the first N
+# patches, every object compiled again (ccache gives back a hit's
+# warnings), and print its warnings, one a line, without line and column,
+# which the series moves.
+clang_warnings() {
+	local out
+	"$REPO/scripts/prepare-tree.sh" -n "$1" >/dev/null
+	out=$(out_root)/x86_64-clang
+	rm -f "$out"/kernel/sched/*.o
+	"$REPO/scripts/build-kernel.sh" -C -n x86_64-clang -t kernel/sched/ x86_64 >/dev/null ||
+		die "clang build of kernel/sched/ failed after $1 patches, log $out/build.log"
+	grep -E ': (warning|error):' "$out/build.log" |
+		sed -E 's/^(.*[^:]+):[0-9]+:[0-9]+: /\1: /' | LC_ALL=C sort -u
+}
+if [[ $clang -eq 1 ]]; then
+	base_w=$(clang_warnings 0)
+	progress "clang: the base has $(grep -c . <<<"$base_w" || true) warnings in kernel/sched/ (W=1, -Wconditional-uninitialized)"
+	n=0
+	for p in "${patches[@]}"; do
+		n=$((n + 1))
+		if ! kernel_patch "$p"; then
+			progress "clang ok: $n/${#patches[@]} $p (no kernel input)"
+			continue
+		fi
+		new=$(comm -13 <(echo "$base_w") <(clang_warnings "$n"))
+		if [[ -n $new ]]; then
+			printf '%s\n' "$new"
+			"$REPO/scripts/prepare-tree.sh" >/dev/null
+			die "clang: patch $n/${#patches[@]} $p adds warnings the base does not have (above)"
+		fi
+		progress "clang ok: $n/${#patches[@]} $p (no warning beyond the base's)"
+	done
+	"$REPO/scripts/prepare-tree.sh" >/dev/null
+	progress "clang-19 sees no new warning after any patch"
+	exit 0
+fi
 
 # prepare-tree.sh -n N leaves the first N patches applied and touches what
 # changed, so each step rebuilds only what patch N touches.  The last step

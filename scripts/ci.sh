@@ -12,9 +12,14 @@
 # export for git am and a build after every patch: x86_64, arm64 and
 # 32-bit i386 in the default config, and x86_64's two other variants
 # (nostats, nodebugfs) after the last patch (-L; their #ifdefs are the
-# same C on every arch).  Then the main job, scripts/run-tests.sh -c,
-# boots every guest into the same RESULTS (CI_TESTS where a conf sets
-# them).  Then the harness fault tests, the determinism test
+# same C on every arch); that patches/ carries the files the series adds
+# as they are here (export-series.sh -c); kernel/sched/ with clang-19
+# and -Wconditional-uninitialized after every patch, failing on a warning
+# the base does not have (check-series.sh -C).  Then the main job,
+# scripts/run-tests.sh -c, boots every guest into the same RESULTS
+# (CI_TESTS where a conf sets them), and scripts/check-main-job.sh fails
+# CI ("main-job") when it booted fewer guests or ran fewer tests than it
+# set out to.  Then the harness fault tests, the determinism test
 # (scripts/test-determinism.sh: the instruction-counted guest under
 # run-guest.sh -D), the mutation test (the behaviour tests must fail on a
 # kernel whose flags do nothing, the eevdf latency check on one whose
@@ -165,16 +170,23 @@ mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f 
 host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
+# patches/ carries the files of patches/new-files as they are here.
+host_check patches-files "$REPO/scripts/export-series.sh" -c
 host_check bisect "$REPO/scripts/check-series.sh" -a x86_64 -L
 host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64 -v default
 host_check bisect-i386 "$REPO/scripts/check-series.sh" -a i386 -v default
+host_check clang "$REPO/scripts/check-series.sh" -C
 host_check kselftest-tarball "$REPO/scripts/kselftest-tarball.sh" -o "$res"
 # The tarball's check must name a test that the Makefile no longer builds.
 host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/scripts/kselftest-tarball.sh' \
 	-o '$res/kselftest-dropped' x86_64 2>&1) && { echo 'FAIL: built without lb_classify'; exit 1; }
 	grep 'lacks sched/lb_classify' <<<\"\$out\" || { echo \"FAIL: \$out\"; exit 1; }"
 
-"$REPO/scripts/run-tests.sh" -c -o "$res" || true
+# The main job's failed tests count in the summary; a job that died, or
+# booted fewer guests or ran fewer tests than it set out to, fails here.
+main_rc=0
+"$REPO/scripts/run-tests.sh" -c -o "$res" || main_rc=$?
+host_check main-job "$REPO/scripts/check-main-job.sh" "$res" "$main_rc"
 # The same for the guest run: a test dropped from TEST_GEN_PROGS, with the
 # tarball's check off, must fail make test's path, named by the summary.
 host_check kselftest-dropped-guest bash -c "KSFT_DROP=lb_classify '$REPO/scripts/run-tests.sh' \

@@ -3,15 +3,21 @@
 #
 # Export the series as git-am-able patches with a cover letter.
 #
-# Usage: scripts/export-series.sh [-h] [OUTDIR]
+# Usage: scripts/export-series.sh [-h] [-u | -c] [OUTDIR]
 #
 #   OUTDIR   where the patches go (default: export/ in the repository)
+#   -u       write the patches back into patches/ instead (no cover
+#            letter): the files of patches/new-files, edited as plain
+#            files in this repository, go into their patch, so that
+#            `quilt push -a` of patches/ alone gives the whole tree
+#   -c       check that patches/ is what -u would write, and fail naming
+#            each patch that differs (a plain file edited without -u)
 #
-# SIGNOFF="Name <mail>" adds that Signed-off-by to every patch: the
-# patches in patches/ carry none, since only a person can certify the
-# Developer's Certificate of Origin, and whoever sends the series upstream
-# signs it off.  Without SIGNOFF the export says that its patches must not
-# be sent as they are.
+# SIGNOFF="Name <mail>" makes that person the author of every patch and
+# adds their Signed-off-by: the patches in patches/ carry none, since only
+# a person can certify the Developer's Certificate of Origin, and whoever
+# sends the series upstream signs it off.  Without SIGNOFF the export says
+# that its patches must not be sent as they are.
 #
 # The tree is prepared first.  The original of every file the series
 # touches is taken from quilt's backups, committed into a scratch git
@@ -25,17 +31,29 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,22s/^# \{0,1\}//p' "$0"
+	sed -n '3,30s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-[[ ${1:-} == -h || ${1:-} == --help ]] && usage 0
+mode="export"
+while getopts huc opt; do
+	case $opt in
+	h) usage 0 ;;
+	u) mode=update ;;
+	c) mode=check ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
 [[ $# -le 1 ]] || usage 2
+[[ $mode == export || $# -eq 0 ]] || usage 2
 outdir=$(realpath -m "${1:-$REPO/export}")
 signoff=()
-if [[ -n ${SIGNOFF:-} ]]; then
+author=()
+if [[ -n ${SIGNOFF:-} && $mode == export ]]; then
 	[[ $SIGNOFF =~ ^([^\<\>]*[^\<\>\ ])\ \<([^\<\>@\ ]+@[^\<\>\ ]+)\>$ ]] ||
 		die "SIGNOFF='$SIGNOFF' is not of the form 'Name <mail@host>'"
 	signoff=(--signoff)
+	author=(--author="$SIGNOFF")
 	export GIT_COMMITTER_NAME=${BASH_REMATCH[1]} GIT_COMMITTER_EMAIL=${BASH_REMATCH[2]}
 fi
 need_pkgs git quilt
@@ -83,10 +101,33 @@ for p in "${patches[@]}"; do
 			mkdir -p "$work/a/$(dirname "$f")"
 			cp -a "$REPO/$f" "$work/a/$(dirname "$f")/"
 		done
-		g "$work/a" add -A
-		g "$work/a" commit -q --amend --no-edit
+		g "$work/a" add -A -f
 	fi
+	g "$work/a" commit -q --amend --no-edit --allow-empty ${author[@]+"${author[@]}"}
 done
+
+# -u and -c: the series as patches/ should hold it.
+if [[ $mode != export ]]; then
+	g "$work/a" format-patch -q --no-signature --zero-commit -o "$work/fp" HEAD~${#patches[@]}
+	bad=()
+	for p in "${patches[@]}"; do
+		[[ -f $work/fp/$p ]] || die "format-patch named a patch otherwise than $p (its subject changed?)"
+		cmp -s "$work/fp/$p" "$REPO/patches/$p" && continue
+		bad+=("$p")
+		[[ $mode == update ]] && cp "$work/fp/$p" "$REPO/patches/$p"
+	done
+	if [[ $mode == update ]]; then
+		progress "patches/: ${#bad[@]} of ${#patches[@]} patches written again${bad[*]:+: ${bad[*]}}"
+	elif [[ ${#bad[@]} -gt 0 ]]; then
+		for p in "${bad[@]}"; do
+			diff -u "$REPO/patches/$p" "$work/fp/$p" | head -n 20 || true
+		done
+		die "patches/ is not what the plain files make (run scripts/export-series.sh -u): ${bad[*]}"
+	else
+		progress "patches/ holds every file of patches/new-files as it is here (${#patches[@]} patches)"
+	fi
+	exit 0
+fi
 
 rm -rf "$outdir"
 mkdir -p "$outdir"

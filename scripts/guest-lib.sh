@@ -41,13 +41,18 @@ guest_load() {
 	done
 }
 
-# guest_qemu : after guest_load, for a guest that boots: with QEMU_SUITE
-# (optional), QEMU becomes that Debian suite's binary (lib.sh,
+# guest_qemu : after guest_load, for a guest that boots or whose DTB is
+# dumped: with QEMU_SUITE, QEMU becomes that Debian suite's binary (lib.sh,
 # qemu_from_suite) instead of the host's, and QEMU_DATA its data
-# directory, then the host's, as -L options; without, QEMU_DATA is empty.
+# directory, then the host's, as -L options; with QEMU_SUITE set empty,
+# the host's QEMU and an empty QEMU_DATA.  QEMU_SUITE defaults to
+# bookworm-backports (QEMU 10): bookworm's QEMU 7.2 under multi-threaded
+# TCG let a vCPU run stale code across a static-key patch
+# (Documentation/harness/notes/qemu-stale-branch.md).
 guest_qemu() {
 	QEMU_DATA=()
-	[[ -n ${QEMU_SUITE:-} ]] || return 0
+	QEMU_SUITE=${QEMU_SUITE-bookworm-backports}
+	[[ -n $QEMU_SUITE ]] || return 0
 	QEMU=$(qemu_from_suite "$QEMU_SUITE" "$QEMU") ||
 		die "$GUEST_CONF: no QEMU from $QEMU_SUITE"
 	QEMU_DATA=(-L "${QEMU%/bin/*}/share/qemu" -L /usr/share/qemu)

@@ -59,6 +59,22 @@ die() {
 	exit 1
 }
 
+# archive_retry CMD... : run CMD, a download from Debian's archive, up to
+# ARCHIVE_TRIES (default 4) times, ARCHIVE_PAUSE (default 20) s apart, so
+# that a mirror mid-sync ("File has unexpected size ... Mirror sync in
+# progress?") or a timeout passes.
+# Each failed try says so on stderr; the last failure is CMD's.
+archive_retry() {
+	local i n=${ARCHIVE_TRIES:-4}
+	for ((i = 1; ; i++)); do
+		"$@" && return 0
+		[[ $i -lt $n ]] || return 1
+		printf '[%4ds] archive: try %d of %d failed (%s), again in %s s\n' \
+			"$(($(date +%s) - T0))" "$i" "$n" "$*" "${ARCHIVE_PAUSE:-20}" >&2
+		sleep "${ARCHIVE_PAUSE:-20}"
+	done
+}
+
 # debian_mirror: the Debian mirror this machine's apt already uses, from
 # /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list.
 debian_mirror() {
@@ -83,7 +99,7 @@ apt_suite() {
 	APT_OPT=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		 -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache"
 		 -o APT::Sandbox::User=root)
-	run_logged "$d/update.log" apt-get "${APT_OPT[@]}" update ||
+	archive_retry run_logged "$d/update.log" apt-get "${APT_OPT[@]}" update ||
 		die "apt-get update of $1 failed, log $d/update.log"
 }
 
@@ -95,7 +111,7 @@ fetch_source_pkg() {
 	progress "fetching $pkg from $suite (private apt configuration in $d)" >&2
 	apt_suite "$suite"
 	rm -f "$d/pkg"/*.deb
-	(cd "$d/pkg" && run_logged "$d/download.log" apt-get "${APT_OPT[@]}" download "$pkg") ||
+	(cd "$d/pkg" && archive_retry run_logged "$d/download.log" apt-get "${APT_OPT[@]}" download "$pkg") ||
 		die "$pkg is not in $suite (any more?), log $d/download.log"
 	deb=$(ls "$d/pkg"/*.deb)
 	ver=$(dpkg-deb -f "$deb" Version)
@@ -131,7 +147,7 @@ qemu_from_suite() {
 			apt_suite "$suite" || return 1
 			rm -rf "${d:?}/${pkg:?}" "$d/$pkg.tmp" "$d/debs-$pkg"
 			mkdir -p "$d/debs-$pkg" || return 1
-			(cd "$d/debs-$pkg" && run_logged "$d/download-$pkg.log" apt-get "${APT_OPT[@]}" download \
+			(cd "$d/debs-$pkg" && archive_retry run_logged "$d/download-$pkg.log" apt-get "${APT_OPT[@]}" download \
 				"$pkg" qemu-system-common qemu-system-data) ||
 				die "cannot download $pkg from $suite, log $d/download-$pkg.log"
 			for deb in "$d/debs-$pkg"/*.deb; do
@@ -159,10 +175,10 @@ need_pkgs() {
 	[[ $(id -u) -eq 0 ]] || die "missing packages ${missing[*]} and not root to install them"
 	if [[ ! -f $CACHE/.apt-updated ]] ||
 	   [[ -n $(find "$CACHE/.apt-updated" -mmin +720 2>/dev/null) ]]; then
-		apt-get update -qq >/dev/null || die "apt-get update failed"
+		archive_retry apt-get update -qq >/dev/null || die "apt-get update failed"
 		mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	DEBIAN_FRONTEND=noninteractive archive_retry apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >"$CACHE/apt.log" 2>&1 ||
 		die "apt-get install ${missing[*]} failed, see $CACHE/apt.log"
 }
@@ -190,11 +206,11 @@ deb_get() {
 			rm -f "$CACHE/.apt-updated-$darch"
 		fi
 		if [[ $darch != "$(dpkg --print-architecture)" && ! -f $CACHE/.apt-updated-$darch ]]; then
-			apt-get update -qq >/dev/null || die "apt-get update failed"
+			archive_retry apt-get update -qq >/dev/null || die "apt-get update failed"
 			touch "$CACHE/.apt-updated-$darch"
 		fi
 		progress "downloading $pkg:$darch" >&2
-		(cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
+		(cd "$CACHE/debs" && archive_retry apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
 			die "apt-get download $pkg:$darch failed"
 		debs=("$CACHE/debs/${pkg}_"*"_$darch.deb")
 		[[ -f ${debs[-1]} ]] || die "apt-get download left no $pkg .deb for $darch in $CACHE/debs"
@@ -269,7 +285,8 @@ series_stamp() {
 }
 
 # install_new_files TREE: copy the files the series adds (patches/new-files,
-# kept as plain files in this repository) into TREE, where they differ.
+# kept as plain files in this repository) into TREE, where they differ,
+# and print the name of each one copied.
 install_new_files() {
 	local f g
 	grep -v '^\s*\(#\|$\)' "$REPO/patches/new-files" | cut -d' ' -f2- | tr ' ' '\n' |
@@ -277,7 +294,9 @@ install_new_files() {
 		[[ -n $f ]] || continue
 		[[ -e $REPO/$f ]] || die "patches/new-files names missing $f"
 		(cd "$REPO" && find "$f" -type f) | while read -r g; do
-			cmp -s "$REPO/$g" "$1/$g" 2>/dev/null || install -D -m644 "$REPO/$g" "$1/$g"
+			cmp -s "$REPO/$g" "$1/$g" 2>/dev/null && continue
+			install -D -m644 "$REPO/$g" "$1/$g"
+			echo "$g"
 		done
 	done
 }
@@ -450,6 +469,15 @@ base_info() {
 	echo "repo: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "host: $(uname -srm), $(nproc) CPUs, $(qemu-system-x86_64 --version | head -n1)"
+	local suite=${QEMU_SUITE-bookworm-backports} v
+	if [[ -z $suite ]]; then
+		echo "guests' QEMU: the host's (QEMU_SUITE empty)"
+	else
+		v=$(for q in "$CACHE/qemu-$suite"/qemu-system-*/usr/bin/qemu-system-*; do
+			[[ -x $q ]] && "$q" --version | head -n1 && break
+		done 2>/dev/null || true)
+		echo "guests' QEMU: QEMU_SUITE=$suite, ${v:-fetched at the first boot}"
+	fi
 }
 
 # tools_userland ARCH: the Debian tools root (scripts/mk-rootfs.sh) and an

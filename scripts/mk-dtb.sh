@@ -33,13 +33,15 @@ done
 shift $((OPTIND - 1))
 [[ $# -eq 2 ]] || usage 2
 guest_load "$1"
+# The QEMU that boots the guest dumps its DTB.
+guest_qemu
 outfile=$2
 
 [[ $DTB == yes ]] || die "guest '$GUEST_NAME' has DTB=$DTB: it does not use a device tree"
 [[ -n ${CPU_DMIPS_MHZ:-} ]] || die "$GUEST_CONF: CPU_DMIPS_MHZ is not set"
 [[ -n ${CPU_CLUSTERS:-} ]] || die "$GUEST_CONF: CPU_CLUSTERS is not set"
 need_pkgs device-tree-compiler
-command -v "$QEMU" >/dev/null || die "no $QEMU (install qemu-system-arm)"
+command -v "$QEMU" >/dev/null || die "no $QEMU (install qemu-system-arm, or QEMU_SUITE=)"
 
 hash=$( (cat "$GUEST_CONF" "$0" "$(dirname "$0")/guest-lib.sh"; "$QEMU" --version) |
 	sha256sum | cut -c1-16)

@@ -84,13 +84,16 @@ need_pkgs debootstrap debian-archive-keyring
 [[ $(id -u) -eq 0 ]] || die "debootstrap needs root"
 
 tmp=$out.tmp
-rm -rf "$tmp"
 mkdir -p "$(dirname "$out")"
 progress "debootstrap $suite $debarch into $tmp ($pkgs)"
 t=$(date +%s)
-run_logged "$CACHE/rootfs-$arch.log" debootstrap --arch="$debarch" --foreign \
-	--variant=minbase --include="$pkgs" "$suite" "$tmp" "$mirror" ||
-	die "debootstrap $debarch failed, log $CACHE/rootfs-$arch.log"
+# A try that failed (a mirror mid-sync) starts again from an empty $tmp.
+bootstrap() {
+	rm -rf "$tmp"
+	run_logged "$CACHE/rootfs-$arch.log" debootstrap --arch="$debarch" --foreign \
+		--variant=minbase --include="$pkgs" "$suite" "$tmp" "$mirror"
+}
+archive_retry bootstrap || die "debootstrap $debarch failed, log $CACHE/rootfs-$arch.log"
 
 debs=("$tmp"/var/cache/apt/archives/*.deb)
 [[ -f ${debs[0]} ]] || die "debootstrap left no .deb in $tmp/var/cache/apt/archives"

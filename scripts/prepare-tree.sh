@@ -183,6 +183,17 @@ else
 	else
 		progress "popping $tree to the first $upto of $npatch patches"
 	fi
+	# The files a patch to be pushed creates (patches/new-files) are not
+	# the base's: a tree of a series whose patches lacked them (before
+	# they carried their files) still has the copies install_new_files
+	# made, on which the push would fail.
+	npush=0
+	while read -r p; do
+		npush=$((npush + 1))
+		[[ $npush -gt $keep && $npush -le $upto ]] || continue
+		awk -v p="$p" '$1 == p { for (i = 2; i <= NF; i++) print $i }' "$REPO/patches/new-files" |
+			while read -r f; do rm -rf "${f:?}"; done
+	done < <(series_list)
 	log=$CACHE/quilt-push.log
 	if [[ $upto -gt $keep ]] && ! quilt push "$(series_list | sed -n "${upto}p")" >"$log" 2>&1; then
 		failed=$(grep -o 'Applying patch [^ ]*' "$log" | tail -n1 | sed 's/Applying patch //' || true)
@@ -203,7 +214,12 @@ else
 	echo "$want" >"$stamp"
 fi
 series_hash=$(series_hash)
-install_new_files .
+# The patches carry the files they add; the plain files here are what is
+# edited.  One edited without scripts/export-series.sh -u still reaches
+# the build, with a warning (CI's export check fails on it).
+[[ $upto -lt $npatch ]] || install_new_files . | while read -r f; do
+	progress "warning: $f differs from its patch (scripts/export-series.sh -u writes it in)"
+done
 partial=
 [[ $upto -eq $npatch ]] || partial=" (first $upto of $npatch patches applied)"
 printf '%s\nseries %s%s\n' "$base" "$series_hash" "$partial" >.schedseries-base

@@ -28,8 +28,9 @@
 # The selftests are built with kbuild into kselftest-ARCH.tar.gz
 # (scripts/kselftest-tarball.sh), which every guest's initramfs carries
 # unpacked at /opt/kselftest; the guest runs them with run_kselftest.sh
-# (scripts/guest/init.sh).  RESULTS gets base.txt (base kernel, series
-# hash, git describe), the tarballs, a directory per guest (console.log,
+# (scripts/guest/init.sh).  RESULTS gets guests.txt (each guest to boot
+# and its tests, written first), base.txt (base kernel, series hash, git
+# describe), the tarballs, a directory per guest (console.log,
 # kselftest.tap as run_kselftest.sh printed it, TEST.tap and TEST.rc split
 # from it, verdict.txt) and summary.txt.  The last line printed is
 # "N passed, N failed, N skipped" over every test case and every guest
@@ -78,7 +79,7 @@ if [[ -n ${only// /} ]]; then
 		[[ " $known" == *" $t "* ]] || die "unknown test '$t' (tests: ${known% })"
 	done
 fi
-declare -A guest_tests
+declare -A guest_tests planned
 kept=()
 for g in "${guests[@]}"; do
 	# The conf is data in shell syntax, as run-guest.sh reads it.
@@ -94,6 +95,7 @@ for g in "${guests[@]}"; do
 	gt=${gt#* }
 	if [[ -z ${only// /} && $key == GUEST_TESTS ]]; then
 		kept+=("$g")
+		planned[$g]=$gt
 		continue
 	fi
 	sel=
@@ -103,6 +105,7 @@ for g in "${guests[@]}"; do
 	if [[ -n $sel ]]; then
 		kept+=("$g")
 		guest_tests[$g]=$sel
+		planned[$g]=$sel
 	else
 		progress "$g runs none of: ${only:-its $key, which is empty} (not booted)"
 	fi
@@ -115,6 +118,11 @@ res=${res:-$REPO/results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
 res=$(realpath "$res")
 progress "results in $res"
+# What this run sets out to do, before anything that can fail: a guest and
+# its tests a line.  scripts/check-main-job.sh holds the run to it.
+for g in "${guests[@]}"; do
+	echo "$g ${planned[$g]}"
+done >"$res/guests.txt"
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio
 ksft_opts=

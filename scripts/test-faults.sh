@@ -11,8 +11,11 @@
 # Faults: a patch that does not apply, a KSRC that is not a kernel tree, a
 # config option that does not take effect, a kernel build failure, a
 # missing cross compiler, a missing QEMU, a program of a deterministic
-# run (run-guest.sh -D) missing from the tools root, a guest that panics
-# and a guest that hangs.  The guest faults need the x86_64 kernel and initramfs that
+# run (run-guest.sh -D) missing from the tools root, a main job that dies
+# before its first boot (CI's main-job check must fail, naming the guest),
+# an archive download that fails for good (archive_retry gives up after
+# its tries) or fails once (it passes on the next try), a guest that
+# panics and a guest that hangs.  The guest faults need the x86_64 kernel and initramfs that
 # scripts/run-tests.sh builds; without them they are skipped.  Prints TAP.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -68,7 +71,7 @@ skip() {
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..12"
 
 # A tree that looks like a kernel but where no patch applies.
 fake=$scratch/fake-tree
@@ -101,13 +104,39 @@ initrd=$CACHE/initramfs-x86_64.cpio.gz
 sed 's/^QEMU=.*/QEMU=qemu-system-schedseries-none/' "$REPO/guests/x86_64-numa.conf" >"$scratch/noqemu.conf"
 touch "$scratch/Image" "$scratch/initrd"
 expect_fail no-qemu 30 '^error: no qemu-system-schedseries-none' \
-	"$REPO/scripts/run-guest.sh" -o "$scratch/noqemu" "$scratch/noqemu.conf" \
+	env QEMU_SUITE= "$REPO/scripts/run-guest.sh" -o "$scratch/noqemu" "$scratch/noqemu.conf" \
 	"$scratch/Image" "$scratch/initrd"
 
 mkdir -p "$scratch/emptyroot/usr/bin"
 expect_fail ram-program-missing 30 "^error: RAM_PROGRAMS: no program 'hackbench'" \
 	"$REPO/scripts/run-guest.sh" -D -r "$scratch/emptyroot" -o "$scratch/noprog" x86_64-icount \
 	"$scratch/Image" "$scratch/initrd"
+
+# The main job dies before its first boot (no base to unpack): CI's
+# main-job check must fail and name the guest that never booted.
+# shellcheck disable=SC2016 # expanded by the inner bash
+expect_fail main-job-dies-before-boot 120 '^FAIL: the main job \(exit [1-9][0-9]*\) left out x86_64-numa \(not booted\)' \
+	bash -c 'rc=0
+		env SCHED_CACHE="$1/cache-nobase" BASE_TARBALL="$1/no-such-base.tar.xz" \
+			"$2/scripts/run-tests.sh" -c -T features -o "$1/mainjob" x86_64-numa || rc=$?
+		"$2/scripts/check-main-job.sh" "$1/mainjob" "$rc"' _ "$scratch" "$REPO"
+
+# archive_retry: a download that always fails gives up after its tries,
+# saying each; one that fails once passes on the next try.
+# shellcheck disable=SC2016 # expanded by the inner bash
+expect_fail archive-fails-for-good 30 'archive: try 2 of 3 failed' \
+	env ARCHIVE_TRIES=3 ARCHIVE_PAUSE=0 bash -c '. "$1/scripts/lib.sh"; archive_retry false' _ "$REPO"
+n=$((n + 1))
+rm -f "$scratch/flaky"
+# shellcheck disable=SC2016 # expanded by the inner bash
+if out=$(ARCHIVE_TRIES=3 ARCHIVE_PAUSE=0 bash -c '. "$1/scripts/lib.sh"
+	archive_retry bash -c "[[ -f $2 ]] || { touch $2; exit 1; }"' _ "$REPO" "$scratch/flaky" 2>&1) &&
+   grep -q 'archive: try 1 of 3 failed' <<<"$out"; then
+	echo "ok $n archive-fails-once # passed on try 2"
+else
+	echo "not ok $n archive-fails-once # $out"
+	nfail=$((nfail + 1))
+fi
 
 if [[ -f $kernel && -f $initrd ]]; then
 	expect_fail guest-panics 300 '^FAIL x86_64-numa: kernel panic' \

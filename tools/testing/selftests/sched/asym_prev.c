@@ -177,22 +177,24 @@ TEST_F_TIMEOUT(asym_prev, pipe_pingpong, 90)
 			memset(&r, 0, sizeof(r));
 			ASSERT_EQ(0, pthread_create(&th, NULL, ping, &r));
 			ASSERT_EQ(0, pthread_join(th, &ret));
-			ASSERT_EQ(&r, ret) TH_LOG("ping-pong run failed (pipes, affinity or /proc/thread-self/sched)");
+			ASSERT_EQ(&r, ret)
+				TH_LOG("ping-pong failed (pipes, affinity, sched file)");
 			ASSERT_LT(0, r.trips);
 			if (self->stats) {
 				ASSERT_EQ(0, sf_stat_sum(shortcut_stats, &s1));
 				ASSERT_EQ(0, sf_stat_sum(scan_stats, &c1));
 			}
-			TH_LOG("%sSIS_ASYM_PREV%s: %ld round trips in %llu ms, %ld migrations (%.2f per 1000), shortcuts +%llu, scans +%llu",
+			TH_LOG("%sSIS_ASYM_PREV%s: %ld trips, %llu ms, %ld migrations (%.2f/1000)",
 			       prev ? "" : "NO_", rep ? " (repeat)" : "", r.trips,
-			       (unsigned long long)r.ms, r.migrations, r.per_k,
-			       (unsigned long long)(s1 - s0),
+			       (unsigned long long)r.ms, r.migrations, r.per_k);
+			TH_LOG("%sSIS_ASYM_PREV: shortcuts +%llu, scans +%llu",
+			       prev ? "" : "NO_", (unsigned long long)(s1 - s0),
 			       (unsigned long long)(c1 - c0));
 			if (rep || !self->stats || !ran_as_other(prev, s1 - s0, c1 - c0))
 				break;
 			other++;
 			/* The flag as the features file shows it after the run. */
-			TH_LOG("%sSIS_ASYM_PREV: run behaved as the other setting (features file: %d), repeating",
+			TH_LOG("%sSIS_ASYM_PREV: run behaved as the other (file: %d), repeating",
 			       prev ? "" : "NO_", sf_get("SIS_ASYM_PREV"));
 			/* The repeat writes the other setting, then this one. */
 			ASSERT_EQ(0, sf_set("SIS_ASYM_PREV", !prev));

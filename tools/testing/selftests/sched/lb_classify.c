@@ -157,7 +157,7 @@ FIXTURE_VARIANT_ADD(lb, off_normal) {
 };
 
 /* Find or mount a cgroup v2 hierarchy with the cpu controller enabled. */
-static const char *cgroup_setup(FIXTURE_DATA(lb) *self)
+static const char *cgroup_setup(FIXTURE_DATA(lb) * self)
 {
 	char buf[512], path[256];
 	struct statfs sfs;
@@ -222,7 +222,7 @@ static int cgroup_enter(const char *grp, pid_t pid)
 	return sf_write_str(path, val);
 }
 
-static void cgroup_cleanup(FIXTURE_DATA(lb) *self)
+static void cgroup_cleanup(FIXTURE_DATA(lb) * self)
 {
 	char path[512];
 
@@ -295,7 +295,8 @@ FIXTURE_SETUP(lb)
 			self->nodes++;
 	self->nonline = CPU_COUNT(&usable);
 	if (self->nonline < NR_HOGS + 2)
-		SKIP(return, "%d CPUs this test may use (affinity, cpuset, isolcpus): no room for workers beside the hogs",
+		SKIP(return,
+		     "%d CPUs this test may use (affinity, cpuset, isolcpus): no room for workers beside the hogs",
 		     self->nonline);
 	self->stats = sf_stats_available() && !sf_schedstats_enable();
 	if (!self->stats && (!variant->classify || self->nodes < 2))
@@ -363,9 +364,8 @@ TEST_F(lb, spread)
 		last[i] = -1;
 	w = calloc(1, sizeof(*w));
 	ASSERT_NE(NULL, w);
-	if (variant->group) {
+	if (variant->group)
 		ASSERT_EQ(0, cgroup_enter(self->grp_a, getpid()));
-	}
 	ASSERT_EQ(0, sf_allow_all(0));
 	for (i = 0; i < NR_HOGS; i++) {
 		self->hog[i] = start_hog(variant->group ? self->grp_b : NULL);
@@ -414,9 +414,8 @@ TEST_F(lb, spread)
 		}
 		samples++;
 	}
-	for (i = 0; i < nw; i++) {
+	for (i = 0; i < nw; i++)
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
-	}
 	ASSERT_FALSE(w->pinned) TH_LOG("a worker could not open its affinity");
 	for (i = 0; i < NR_HOGS; i++) {
 		ASSERT_EQ(0, waitpid(self->hog[i], &status, WNOHANG))
@@ -424,7 +423,8 @@ TEST_F(lb, spread)
 	}
 	ASSERT_LT(0, samples);
 
-	off = snprintf(line, sizeof(line), "%sLB_CLASSIFY %s, %d workers + %d hogs, %d samples; per node workers/hogs/CPUs:",
+	off = snprintf(line, sizeof(line),
+		       "%sLB_CLASSIFY %s, %d workers + %d hogs, %d samples; per node workers/hogs/CPUs:",
 		       variant->classify ? "" : "NO_",
 		       variant->group ? "GROUP" : "NORMAL", nw, NR_HOGS, samples);
 	for (node = 0; node < MAX_NODES; node++) {
@@ -522,6 +522,7 @@ int main(int argc, char **argv)
 		sf_skip("fewer than %d online CPUs: no room for workers beside the hogs\n",
 			NR_HOGS + 2);
 	if (sf_cpu_nodes(node_of, SF_MAX_CPUS) < 2 && !sf_stats_available())
-		sf_skip("one NUMA node and no feat_stats (CONFIG_SCHEDSTATS): nothing the flag must change is visible\n");
+		sf_skip("%s\n",
+			"one NUMA node and no feat_stats (CONFIG_SCHEDSTATS): nothing the flag must change is visible");
 	return test_harness_run(argc, argv);
 }

@@ -154,9 +154,10 @@ FIXTURE_SETUP(misfit)
 	self->window_ms = self->bound_ms + 500;
 	if (self->window_ms < MIN_WINDOW_MS)
 		self->window_ms = MIN_WINDOW_MS;
-	TH_LOG("%d big (%lu) + %d little (%lu) CPUs, max busy balance interval %lu ms: bound %lu ms, window %lu ms",
+	TH_LOG("%d big (%lu) + %d little (%lu) CPUs, max busy balance interval %lu ms",
 	       CPU_COUNT(&self->big), self->big_cap, CPU_COUNT(&self->little),
-	       self->little_cap, busy_ms, self->bound_ms, self->window_ms);
+	       self->little_cap, busy_ms);
+	TH_LOG("bound %lu ms, window %lu ms", self->bound_ms, self->window_ms);
 
 	self->stats = sf_stats_available() && !sf_schedstats_enable() &&
 		      !sf_stat("misfit_detected", &self->detected) &&
@@ -171,7 +172,7 @@ FIXTURE_TEARDOWN(misfit)
 }
 
 static void check_counters(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(misfit) *self, bool misfit)
+			   FIXTURE_DATA(misfit) * self, bool misfit)
 {
 	uint64_t detected, migrations;
 
@@ -214,7 +215,7 @@ TEST_F(misfit, spinner_up)
 
 	delay_ms = s.first_big ? (s.first_big - s.t_open) / 1000000 : 0;
 	if (s.first_big)
-		TH_LOG("opened on little cpu%d, first on a big CPU after %llu ms, %llu%% of the window on bigs",
+		TH_LOG("opened on little cpu%d, on a big after %llu ms, %llu%% of window on bigs",
 		       s.cpu_at_open, (unsigned long long)delay_ms,
 		       (unsigned long long)(100 * s.ns_big_after /
 					    (s.ns_all_after ?: 1)));
@@ -287,11 +288,12 @@ TEST_F(misfit, seed_shape)
 			    !CPU_ISSET(s[i].cpu_before, &self->big);
 		uint64_t d = s[i].first_big ? (s[i].first_big - t_end) / 1000000 : 0;
 
-		TH_LOG("unpinned %d: last on cpu%d before, %llu%% on bigs while they were busy, %llu%% after; first on a big %s%llu ms after they freed up",
+		TH_LOG("unpinned %d: last on cpu%d before, %llu%% on bigs while busy, %llu%% after",
 		       i - nbig, s[i].cpu_before,
 		       (unsigned long long)(100 * s[i].ns_big_before / (s[i].ns_all_before ?: 1)),
-		       (unsigned long long)(100 * s[i].ns_big_after / (s[i].ns_all_after ?: 1)),
-		       s[i].first_big ? "" : "never, ", (unsigned long long)d);
+		       (unsigned long long)(100 * s[i].ns_big_after / (s[i].ns_all_after ?: 1)));
+		TH_LOG("unpinned %d: first on a big %s%llu ms after they freed up",
+		       i - nbig, s[i].first_big ? "" : "never, ", (unsigned long long)d);
 		if (!cand)
 			continue;
 		candidates++;
@@ -309,7 +311,7 @@ TEST_F(misfit, seed_shape)
 			TH_LOG("MISFIT: first one reached a big CPU after %llu ms > %lu ms",
 			       (unsigned long long)best, self->bound_ms);
 	} else {
-		TH_LOG("NO_MISFIT: %d of %d unpinned spinners moved to a free big CPU (first after %lld ms)",
+		TH_LOG("NO_MISFIT: %d of %d unpinned moved to a free big CPU (first after %lld ms)",
 		       moved, candidates, moved ? (long long)best : -1LL);
 	}
 	check_counters(_metadata, self, variant->misfit);

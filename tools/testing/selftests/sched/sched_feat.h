@@ -20,15 +20,7 @@
 #define _GNU_SOURCE
 #endif
 
-/*
- * Older harnesses are not -Wextra clean (6.12's __timeout_handler() has an
- * unused parameter), and TEST_F()'s wrapper keeps a local across setjmp().
- */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "../kselftest_harness.h"
-#pragma GCC diagnostic pop
-#pragma GCC diagnostic ignored "-Wclobbered"
 
 #include <ctype.h>
 #include <dirent.h>
