@@ -10,8 +10,9 @@
  * sf_restore() can put back every flag a test touched.  sf_restore() is
  * run at exit and on fatal signals of the harness process, and should be
  * called from every FIXTURE_SETUP() (to start from the saved state even
- * after a timed-out test) and FIXTURE_TEARDOWN().  It uses only
- * async-signal-safe calls.
+ * after a timed-out test) and FIXTURE_TEARDOWN().  From a signal handler
+ * it is a best effort: it formats and parses with stdio and reads /proc,
+ * which are not async-signal-safe.
  */
 #ifndef __SCHED_FEAT_H
 #define __SCHED_FEAT_H
