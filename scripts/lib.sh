@@ -163,6 +163,16 @@ qemu_from_suite() {
 	echo "$d/$pkg/usr/bin/$bin"
 }
 
+# apt_update_failed: after every try of `apt-get update` failed.  One index
+# of many that a mirror serves inconsistently (seen: bookworm-security's
+# i386 Packages.xz, "File has unexpected size ... Mirror sync in
+# progress?", for longer than the tries) fails the whole update, while
+# apt keeps the others, fresh or old: go on with those, saying so, and
+# let the install or download that follows fail if they lack the package.
+apt_update_failed() {
+	progress "warning: apt-get update failed ${ARCHIVE_TRIES:-4} times; going on with the package lists apt has"
+}
+
 # need_pkgs PKG... : install the Debian packages that are missing, saying so.
 need_pkgs() {
 	local missing=() p
@@ -175,8 +185,11 @@ need_pkgs() {
 	[[ $(id -u) -eq 0 ]] || die "missing packages ${missing[*]} and not root to install them"
 	if [[ ! -f $CACHE/.apt-updated ]] ||
 	   [[ -n $(find "$CACHE/.apt-updated" -mmin +720 2>/dev/null) ]]; then
-		archive_retry apt-get update -qq >/dev/null || die "apt-get update failed"
-		mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
+		if archive_retry apt-get update -qq >/dev/null; then
+			mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
+		else
+			apt_update_failed >&2
+		fi
 	fi
 	DEBIAN_FRONTEND=noninteractive archive_retry apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >"$CACHE/apt.log" 2>&1 ||
@@ -206,8 +219,11 @@ deb_get() {
 			rm -f "$CACHE/.apt-updated-$darch"
 		fi
 		if [[ $darch != "$(dpkg --print-architecture)" && ! -f $CACHE/.apt-updated-$darch ]]; then
-			archive_retry apt-get update -qq >/dev/null || die "apt-get update failed"
-			touch "$CACHE/.apt-updated-$darch"
+			if archive_retry apt-get update -qq >/dev/null; then
+				touch "$CACHE/.apt-updated-$darch"
+			else
+				apt_update_failed >&2
+			fi
 		fi
 		progress "downloading $pkg:$darch" >&2
 		(cd "$CACHE/debs" && archive_retry apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
