@@ -167,8 +167,8 @@ det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
 # A guest on another suite's QEMU (QEMU_SUITE): which one, for base.txt
 # (base_info's host line names the host's).
-qsuite_v=$(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUITE ]] && "$QEMU" --version | head -n1) || true
-qsuite=$(guest_load "$guest" && guest_qemu >/dev/null && echo "$QEMU_SUITE")
+read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUITE ]] &&
+	echo "$QEMU_SUITE $("$QEMU" --version | head -n1)") || true
 # Only a capacity guest on multi-threaded TCG has littles to slow down.
 { [[ $det -eq 0 ]] && guest_asym "$guest"; } || throttle=0
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
