@@ -344,6 +344,10 @@ for i in "${!bseed[@]}"; do
 	unthrottle
 	[[ -z $sock ]] || rm -f "$sock"
 	tail -n1 "$dir/run.out"
+	nw=$(tr -d '\r' <"$dir/cmd.out" 2>/dev/null | grep -c '^ab: warning: ' || true)
+	if [[ $nw -gt 0 ]]; then
+		progress "boot-$n: warning: $nw runs printed no figure of the command's own; the first: $(tr -d '\r' <"$dir/cmd.out" | grep -m1 '^ab: warning: ' | cut -c14-)"
+	fi
 	# A boot that did not finish: its runs from the console.
 	if [[ ! -s $dir/raw.txt ]] && grep -q '^SCHEDSERIES-RAW ' "$dir/console.log" 2>/dev/null; then
 		tr -d '\r' <"$dir/console.log" | sed -n 's/^SCHEDSERIES-RAW //p' >"$dir/raw.txt"

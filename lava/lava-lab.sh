@@ -12,7 +12,9 @@
 #
 #   root    build the lab's root, once (debootstrap bookworm, then
 #           apt-get install lava-server lava-dispatcher lavacli postgresql
-#           qemu-system-x86 procps in it)
+#           procps in it, and qemu-system-x86 from bookworm-backports: the
+#           QEMU of make test's guests, not 7.2, whose multi-threaded TCG
+#           can run a stale int3 of a patched static branch)
 #   up      root, then start what is not running: PostgreSQL,
 #           lava-server's web and API service (gunicorn on 127.0.0.1), the
 #           scheduler and the worker "lab-worker".  Makes the admin user,
@@ -72,7 +74,9 @@ R=$S/root
 PORT=${LAVA_LAB_PORT:-8000}
 URL=http://127.0.0.1:$PORT
 SUITE=bookworm
-PKGS="postgresql lava-server lava-dispatcher lavacli qemu-system-x86 procps"
+PKGS="postgresql lava-server lava-dispatcher lavacli procps"
+# From $SUITE-backports, as the guests' QEMU (QEMU_SUITE).
+BPO_PKGS="qemu-system-x86"
 DEVICE=x86_64-numa
 WORKER=lab-worker
 CHROOT_PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -126,7 +130,7 @@ L() {
 }
 
 root_hash() {
-	echo "$SUITE $PKGS $(debian_mirror) lava-lab-root 2" | sha256sum | cut -c1-16
+	echo "$SUITE $PKGS $BPO_PKGS $(debian_mirror) lava-lab-root 3" | sha256sum | cut -c1-16
 }
 
 # The chroot: debootstrap, the machine's own apt sources (read, not
@@ -145,15 +149,19 @@ make_root() {
 	progress "lava-lab: debootstrap $SUITE into $tmp (log $S/root.log)"
 	run_logged "$S/root.log" debootstrap --variant=minbase "$SUITE" "$tmp" "$mirror" ||
 		die "debootstrap failed, log $S/root.log"
-	printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s-security %s-security main\n' \
-		"$mirror" "$SUITE" "$mirror" "$SUITE" "$mirror" "$SUITE" >"$tmp/etc/apt/sources.list"
+	printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s-security %s-security main\ndeb %s %s-backports main\n' \
+		"$mirror" "$SUITE" "$mirror" "$SUITE" "$mirror" "$SUITE" "$mirror" "$SUITE" >"$tmp/etc/apt/sources.list"
 	cp -L /etc/resolv.conf "$tmp/etc/resolv.conf"
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod 755 "$tmp/usr/sbin/policy-rc.d"
-	progress "lava-lab: apt-get install $PKGS (log $S/root-apt.log)"
+	progress "lava-lab: apt-get install $PKGS, and $BPO_PKGS from $SUITE-backports (log $S/root-apt.log)"
+	# Retried as a whole: a mirror mid-sync fails the update, and apt
+	# goes on where a failed try stopped.
 	# shellcheck disable=SC2086
-	run_logged "$S/root-apt.log" ns_once "$tmp" sh -c "apt-get update &&
+	archive_retry run_logged "$S/root-apt.log" ns_once "$tmp" sh -c "apt-get update &&
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $PKGS &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			-t $SUITE-backports $BPO_PKGS &&
 		apt-get clean" || die "apt-get install in the lab's root failed, log $S/root-apt.log"
 	echo "$hash" >"$tmp/.lava-lab-root"
 	rm -rf "$R"
@@ -577,6 +585,9 @@ run_job() {
 			die "cannot write the job"
 		cp "$outdir/job.yaml" "$R$jd/job.yaml"
 		cpath=$jd/job.yaml
+		local qv
+		qv=$(ns_run qemu-system-x86_64 --version 2>&1 | sed -n 1p) || qv="unknown ($qv)"
+		echo "lab QEMU: $qv" | tee "$outdir/qemu.txt"
 	fi
 
 	lc jobs validate "$cpath" >"$outdir/validate.txt" 2>&1 ||

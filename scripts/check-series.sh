@@ -4,9 +4,11 @@
 # Check the series patch by patch: checkpatch.pl --strict on every patch,
 # then a build after every patch (bisectability).
 #
-# Usage: scripts/check-series.sh [-h] [-c | -C] [-L] [-a ARCH]... [-v VARIANT]...
+# Usage: scripts/check-series.sh [-h] [-c | -C] [-P] [-L] [-O] [-a ARCH]...
+#                                 [-v VARIANT]...
 #
 #   -c          checkpatch only, no builds
+#   -P          builds only, no checkpatch (CI runs it once, with -c)
 #   -C          instead of checkpatch and the GCC builds: kernel/sched/
 #               with clang-19, W=1 and -Wconditional-uninitialized
 #               (scripts/build-kernel.sh -C) on the base and after every
@@ -14,6 +16,11 @@
 #   -L          build the variants other than default only after the last
 #               patch that changes the kernel build (CI's cut: about 20 s
 #               a patch); the default variant still builds after each
+#   -O          the default variant too: after each patch but the last
+#               that changes the kernel build, kernel/sched/ objects only
+#               (no link, no image); the full image after that last one
+#               (CI's cut for the arm64 and i386 builds, which the x86_64
+#               build, linked after every patch, accompanies)
 #   -a ARCH     architecture to build (x86_64, arm64, i386; repeatable;
 #               default x86_64)
 #   -v VARIANT  config variant (repeatable; default all three):
@@ -35,20 +42,24 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,32s/^# \{0,1\}//p' "$0"
+	sed -n '3,39s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 only_checkpatch=0
+no_checkpatch=0
 clang=0
 last_only=0
+objects_only=0
 archs=()
 variants=()
-while getopts hcCLa:v: opt; do
+while getopts hcCPLOa:v: opt; do
 	case $opt in
 	h) usage 0 ;;
 	c) only_checkpatch=1 ;;
 	C) clang=1 ;;
+	P) no_checkpatch=1 ;;
 	L) last_only=1 ;;
+	O) objects_only=1 ;;
 	a) archs+=("$OPTARG") ;;
 	v) variants+=("$OPTARG") ;;
 	*) usage 2 ;;
@@ -57,6 +68,7 @@ done
 shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
 [[ $only_checkpatch -eq 0 || $clang -eq 0 ]] || die "-c and -C exclude each other"
+[[ $only_checkpatch -eq 0 || $no_checkpatch -eq 0 ]] || die "-c and -P exclude each other"
 [[ ${#archs[@]} -gt 0 ]] || archs=(x86_64)
 [[ ${#variants[@]} -gt 0 ]] || variants=(default nostats nodebugfs)
 for a in "${archs[@]}"; do arch_vars "$a"; done
@@ -80,7 +92,7 @@ git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || cp_opts+=(--ignore UNKNOWN
 fail=0
 mapfile -t patches < <(series_list)
 for p in "${patches[@]}"; do
-	[[ $clang -eq 0 ]] || break
+	[[ $clang -eq 0 && $no_checkpatch -eq 0 ]] || break
 	if out=$(scripts/checkpatch.pl "${cp_opts[@]}" "patches/$p" 2>&1); then
 		progress "checkpatch ok: $p"
 	else
@@ -93,9 +105,14 @@ done
 [[ $only_checkpatch -eq 1 ]] && exit 0
 
 build() {
-	local arch=$1 variant=$2 what=$3
+	local arch=$1 variant=$2 what=$3 objs=${4:-0}
 	case $variant in
-	default) "$REPO/scripts/build-kernel.sh" "$arch" >/dev/null ;;
+	default)
+		if [[ $objs -eq 1 ]]; then
+			"$REPO/scripts/build-kernel.sh" -t kernel/sched/ "$arch" >/dev/null
+		else
+			"$REPO/scripts/build-kernel.sh" "$arch" >/dev/null
+		fi ;;
 	*) "$REPO/scripts/build-kernel.sh" -n "$arch-$variant" -t kernel/sched/ \
 		"$arch" "$REPO/configs/$variant.config" >/dev/null ;;
 	esac || die "build failed for $arch/$variant after $what"
@@ -168,11 +185,17 @@ for p in "${patches[@]}"; do
 		continue
 	fi
 	built=()
+	objs=0
+	[[ $objects_only -eq 1 && $n -ne $last_k ]] && objs=1
 	for v in "${variants[@]}"; do
 		[[ $last_only -eq 1 && $v != default && $n -ne $last_k ]] && continue
-		built+=("$v")
+		if [[ $v == default && $objs -eq 1 ]]; then
+			built+=("default: kernel/sched/")
+		else
+			built+=("$v")
+		fi
 		for a in "${archs[@]}"; do
-			build "$a" "$v" "patch $n/${#patches[@]} ($p)"
+			build "$a" "$v" "patch $n/${#patches[@]} ($p)" "$objs"
 		done
 	done
 	progress "bisect ok: $n/${#patches[@]} $p (${archs[*]}; ${built[*]})"

@@ -160,6 +160,13 @@ lab_check() {
 		lab_started=1
 	fi
 	make -C "$REPO" --no-print-directory lava-lab LAVA_LAB_OPTS="-o $res/lava-lab" || rc=$?
+	# The reason goes first, where the summary reads it (the lab's
+	# shutdown prints after it).
+	if [[ $rc -ne 0 ]]; then
+		echo "FAIL: make lava-lab exited $rc: $(grep -E '^(job [0-9]+:|fail )' \
+			"$res/lava-lab/summary.txt" 2>/dev/null | paste -sd';' -)$(grep -m1 '^failure_comment:' \
+			"$res/lava-lab/job-show.yaml" 2>/dev/null | sed 's/^/; /')"
+	fi
 	if [[ -n $lab_started ]]; then
 		make -C "$REPO" --no-print-directory lava-lab-stop || rc=1
 		lab_started=
@@ -172,9 +179,12 @@ host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 # patches/ carries the files of patches/new-files as they are here.
 host_check patches-files "$REPO/scripts/export-series.sh" -c
-host_check bisect "$REPO/scripts/check-series.sh" -a x86_64 -L
-host_check bisect-arm64 "$REPO/scripts/check-series.sh" -a arm64 -v default
-host_check bisect-i386 "$REPO/scripts/check-series.sh" -a i386 -v default
+# checkpatch ran above: the builds do not run it again.  x86_64 links an
+# image after every patch; arm64 and i386 compile kernel/sched/, where all
+# of the series' kernel code is, after every patch and link the last.
+host_check bisect "$REPO/scripts/check-series.sh" -P -a x86_64 -L
+host_check bisect-arm64 "$REPO/scripts/check-series.sh" -P -O -a arm64 -v default
+host_check bisect-i386 "$REPO/scripts/check-series.sh" -P -O -a i386 -v default
 host_check clang "$REPO/scripts/check-series.sh" -C
 host_check kselftest-tarball "$REPO/scripts/kselftest-tarball.sh" -o "$res"
 # The tarball's check must name a test that the Makefile no longer builds.

@@ -35,7 +35,10 @@
 # with the patched kernel:
 #
 #   tar -xzf kselftest-x86_64.tar.gz -C /opt/kselftest
-#   cd /opt/kselftest && ./run_kselftest.sh -c sched
+#   cd /opt/kselftest && ./run_kselftest.sh -c sched -S sched:cs_prctl_test
+#
+# (cs_prctl_test, upstream's, fails rather than skips without
+# CONFIG_SCHED_CORE, which sched/config does not ask for.)
 #
 # run_kselftest.sh's runner calls /usr/bin/timeout --foreground, which
 # needs coreutils' timeout (busybox's rejects --foreground): without it no
@@ -51,7 +54,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,48s/^# \{0,1\}//p' "$0"
+	sed -n '3,51s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 outdir=$REPO/results

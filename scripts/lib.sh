@@ -183,13 +183,15 @@ need_pkgs() {
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 	progress "installing Debian packages: ${missing[*]}"
 	[[ $(id -u) -eq 0 ]] || die "missing packages ${missing[*]} and not root to install them"
-	if [[ ! -f $CACHE/.apt-updated ]] ||
-	   [[ -n $(find "$CACHE/.apt-updated" -mmin +720 2>/dev/null) ]]; then
-		if archive_retry apt-get update -qq >/dev/null; then
-			mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
-		else
-			apt_update_failed >&2
-		fi
+	mkdir -p "$CACHE"
+	# With the lists the machine has first: an update is only needed when
+	# they lack a package or point at files the archive no longer has.
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >"$CACHE/apt.log" 2>&1 && return 0
+	if archive_retry apt-get update -qq >/dev/null; then
+		touch "$CACHE/.apt-updated"
+	else
+		apt_update_failed >&2
 	fi
 	DEBIAN_FRONTEND=noninteractive archive_retry apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >"$CACHE/apt.log" 2>&1 ||
@@ -218,16 +220,18 @@ deb_get() {
 			dpkg --add-architecture "$darch"
 			rm -f "$CACHE/.apt-updated-$darch"
 		fi
-		if [[ $darch != "$(dpkg --print-architecture)" && ! -f $CACHE/.apt-updated-$darch ]]; then
+		progress "downloading $pkg:$darch" >&2
+		# With the lists apt has first; an update (a foreign
+		# architecture's lists may not be there yet) only when that fails.
+		if ! (cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") 2>/dev/null; then
 			if archive_retry apt-get update -qq >/dev/null; then
 				touch "$CACHE/.apt-updated-$darch"
 			else
 				apt_update_failed >&2
 			fi
+			(cd "$CACHE/debs" && archive_retry apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
+				die "apt-get download $pkg:$darch failed"
 		fi
-		progress "downloading $pkg:$darch" >&2
-		(cd "$CACHE/debs" && archive_retry apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
-			die "apt-get download $pkg:$darch failed"
 		debs=("$CACHE/debs/${pkg}_"*"_$darch.deb")
 		[[ -f ${debs[-1]} ]] || die "apt-get download left no $pkg .deb for $darch in $CACHE/debs"
 	fi
@@ -481,7 +485,11 @@ wait_host_idle() {
 # prepared by scripts/prepare-tree.sh.
 base_info() {
 	echo "base: $(head -n1 "$(tree_dir)/.schedseries-base")"
-	echo "series: $(series_hash) ($(series_list | wc -l) patches)"
+	if grep -q '^series in its history' "$(tree_dir)/.schedseries-base"; then
+		echo "series: in KSRC's history (patches/ not applied)"
+	else
+		echo "series: $(series_hash) ($(series_list | wc -l) patches)"
+	fi
 	echo "repo: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "host: $(uname -srm), $(nproc) CPUs, $(qemu-system-x86_64 --version | head -n1)"

@@ -13,7 +13,10 @@
 # with a private apt configuration under the cache), or from BASE_TARBALL.
 # With KSRC=/path the tree is a checkout of KSRC's HEAD under
 # $SCHED_CACHE/ksrc/ (a copy when KSRC is not a git tree; KSRC_FRESH=1
-# copies again): KSRC itself is never written to.  The tree's patches/ is
+# copies again): KSRC itself is never written to.  A git KSRC whose last
+# 1000 commits carry every patch's subject (git am of make export's
+# patches) is built as it is, without quilt (and -n below all refuses).
+# The tree's patches/ is
 # a symlink to this repository's patches/, so `quilt refresh` in the tree
 # edits the repository.  The series is only popped and pushed again when
 # it changed; files the old or new series touch are touched so that make
@@ -24,7 +27,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,21s/^# \{0,1\}//p' "$0"
+	sed -n '3,24s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 npatch=$(series_list | wc -l)
@@ -68,6 +71,29 @@ if [[ -n ${KSRC:-} ]]; then
 			echo "$want_src" >"$tree/.schedseries-unpacked"
 		fi
 		base="KSRC $ksrc git describe $desc (HEAD $head)"
+		# A HEAD that has the series already (git am of make export's
+		# patches, as the README shows) is built as it is: by the
+		# patches' subjects in its last 1000 commits.
+		in_head=0 subj=''
+		logs=$(git -C "$tree" log --format=%s -n 1000 HEAD)
+		while read -r p; do
+			# The header, unfolded, without its [PATCH n/m].
+			subj=$(awk '/^Subject: / { s = substr($0, 10); f = 1; next }
+				f && /^[ \t]/ { sub(/^[ \t]+/, " "); s = s $0; next }
+				f { sub(/^\[[^]]*\] /, "", s); print s; exit }' "$REPO/patches/$p")
+			grep -qxF -- "$subj" <<<"$logs" && in_head=$((in_head + 1))
+		done < <(series_list)
+		if [[ $in_head -eq $npatch ]]; then
+			[[ $upto -eq $npatch ]] ||
+				die "KSRC=$ksrc has the series in its history: a build of its first $upto patches needs a HEAD without it (e.g. tip/sched/core)"
+			rm -rf "$tree/.pc" "$tree/.schedseries-applied"
+			[[ -L $tree/patches ]] && rm -f "$tree/patches"
+			printf '%s\nseries in its history (its %d commits; patches/ not applied)\n' "$base" "$npatch" >"$tree/.schedseries-base"
+			progress "KSRC=$ksrc has the series' $npatch commits in its history: building it as it is"
+			exit 0
+		fi
+		[[ $in_head -eq 0 ]] ||
+			die "KSRC=$ksrc has $in_head of the series' $npatch commits in its history: give a HEAD with all of them or none"
 	else
 		if [[ ${KSRC_FRESH:-0} == 1 || ! -f $tree/.schedseries-unpacked ]]; then
 			progress "copying $ksrc into $tree"
@@ -200,7 +226,7 @@ else
 		hunk=$(awk '/^patching file/ { f = $3 }
 			/FAILED|malformed|can.t find file/ { print (f ? f ": " : "") $0; exit }' "$log")
 		quilt pop -afq >/dev/null 2>&1 || true
-		die "patch ${failed:-?} does not apply: ${hunk:-see $log} (tree left unpatched, log $log)"
+		die "patch ${failed:-?} does not apply: ${hunk:-see $log} (tree left unpatched, log $log${KSRC:+; a KSRC that has the series already must be a git tree, whose history is checked for it})"
 	fi
 	mapfile -t applied < <(cat .pc/applied-patches 2>/dev/null || true)
 	for ((i = keep; i < ${#applied[@]}; i++)); do

@@ -129,15 +129,21 @@ for f in $B; do
 	*) die "unknown feature '$f'; this kernel's are: $(echo "$A" | sed 's/NO_//g')" ;;
 	esac
 done
-# The program the command starts with must be in the guest.
+# The command runs with sh -c: it must parse, and a program it starts
+# with must be in the guest.  A first word that is shell (an assignment,
+# a keyword, a brace or parenthesis, anything with ;&|<>) is left to sh.
+sh -n -c "$CMD" 2>/dev/null || die "the command does not parse as sh: $CMD"
 set -f
 # shellcheck disable=SC2086 # the first word of the command
 set -- $CMD
 set +f
 [ $# -gt 0 ] || die "empty command"
-[ "$1" = env ] || [ "$1" = nice ] || [ "$1" = taskset ] || [ "$1" = chrt ] ||
+case $1 in
+env | nice | taskset | chrt | *=* | *[';&|<>(){}']* | if | for | while | until | case | '!') ;;
+*)
 	command -v "$1" >/dev/null ||
-	die "no command '$1' in the guest (PATH=$PATH); a program of your own goes in AB_BIN"
+		die "no command '$1' in the guest (PATH=$PATH); a program of your own goes in AB_BIN" ;;
+esac
 
 restore() {
 	[ -n "$B" ] || return 0
@@ -268,8 +274,14 @@ run() {
 		line="$line $(awk -F, '$1 ~ /^[0-9]+$/ && $3 == "context-switches" { printf "perf_cs=%s ", $1 }
 			$1 ~ /^[0-9]+$/ && $3 == "cpu-migrations" { printf "perf_migrations=%s", $1 }' "$T/perf")"
 	fi
-	line="$line $(figures "$log")$(fs_delta "$T/fs0" "$T/fs1")"
+	fig=$(figures "$log")
+	line="$line $fig$(fs_delta "$T/fs0" "$T/fs1")"
 	[ "$r" = 0 ] || record "$line"
+	# A command whose last step succeeded can hide a workload that failed.
+	if [ -z "$fig" ] && [ "$rc" = 0 ]; then
+		echo "ab: warning: ${ctag:+cell $ctag, }setting $s, $what $r: the command printed no figure of its own (only wall time, context switches and counters): did the workload run? logs/$cpre$s-$r.log: $(tail -n 2 "$log" | tr '\n' ' ')"
+		echo "SCHEDSERIES-AB WARNING $s rep $r: no figure of the command's own" >/dev/console
+	fi
 	echo "SCHEDSERIES-AB ${ctag:+$ctag }$s rep $r rc=$rc" >/dev/console
 	rel=logs/$cpre$s-$r.log
 	if [ "$rc" = 124 ]; then

@@ -11,9 +11,11 @@
  * counters: per flag setting, with NO_RUN_TO_PARITY and RUN_TO_PARITY.
  * With the flag off the resched_ineligible counter must not move at all;
  * with it on and RUN_TO_PARITY, which protects a whole slice of equal
- * slices, it must rise.  With it on and NO_RUN_TO_PARITY it is only
- * reported: with several CPUs online mainline already ends the protection
- * where the current becomes ineligible.
+ * slices, it must rise.  With it on and NO_RUN_TO_PARITY the count is
+ * reported and the case skips: there mainline protects a current (with
+ * PREEMPT_SHORT, the default) up to where, as computed at its pick, it
+ * would turn ineligible, so the flag acts only where the average moved
+ * since the pick, which this load does not control.
  *
  * cut.ineligible_current_at_tick: the mechanism, where mainline keeps an
  * ineligible current running (see the fixture).
@@ -136,12 +138,10 @@ static int run_phase(int cpu, struct load *l)
 
 static const char *const ri_stat[] = { "resched_ineligible", NULL };
 
-/* normalized_sysctl_sched_base_slice, the unscaled base slice */
-#define QUANTUM_NS	700000UL
-
 FIXTURE(ineligible) {
 	int cpu;
 	bool stats;
+	unsigned long quantum;
 };
 
 FIXTURE_VARIANT(ineligible) {
@@ -181,6 +181,7 @@ FIXTURE_SETUP(ineligible)
 	ASSERT_EQ(0, sf_set("RUN_TO_PARITY", variant->parity));
 	self->stats = sf_stats_available() && !sf_schedstats_enable() &&
 		      !sf_stat_sum(ri_stat, &v);
+	self->quantum = sf_quantum_ns();
 }
 
 FIXTURE_TEARDOWN(ineligible)
@@ -197,11 +198,14 @@ TEST_F(ineligible, counters)
 		SKIP(return, "no %s or schedstats: counters unavailable",
 		     SF_FEAT_STATS);
 	/*
-	 * The flag lets a current run a quantum of the unscaled base slice
-	 * (0.7 ms); where the base slice is no longer (one CPU online) a
-	 * slice is the quantum, and there is nothing to cut.
+	 * The flag lets a current run a quantum, the unscaled base slice
+	 * (sf_quantum_ns()); where the base slice is no longer (one CPU
+	 * online, or tunable_scaling none) a slice is the quantum, and there
+	 * is nothing to cut.
 	 */
-	if (variant->ri && variant->parity && sf_base_slice() <= QUANTUM_NS)
+	if (variant->ri && variant->parity && !self->quantum)
+		SKIP(return, "no %s: the quantum is unknown", SF_TUNABLE_SCALING);
+	if (variant->ri && variant->parity && sf_base_slice() <= self->quantum)
 		SKIP(return,
 		     "base slice %lu ns is the quantum: nothing for RESCHED_INELIGIBLE to cut",
 		     sf_base_slice());
@@ -222,17 +226,21 @@ TEST_F(ineligible, counters)
 	} else if (variant->parity) {
 		EXPECT_LT(0ULL, r1 - r0)
 			TH_LOG("an ineligible current was never rescheduled");
+	} else {
+		SKIP(return,
+		     "NO_RUN_TO_PARITY: +%llu reported, not asserted (the protection ends where, as computed at the pick, the current would turn ineligible)",
+		     (unsigned long long)(r1 - r0));
 	}
 }
 
 /*
  * cut: the mechanism itself.  CUT_HOGS equal nice-0 hogs on one CPU under
- * RUN_TO_PARITY and HRTICK, with a base slice of four quanta (2.8 ms, the
- * value of 8 CPUs).  No task sleeps, so on a quiet machine only the tick
- * can end a run early.
+ * RUN_TO_PARITY and HRTICK, with a base slice of CUT_QUANTA quanta (2.8 ms
+ * for the default 0.7 ms quantum, the value of 8 CPUs).  No task sleeps,
+ * so on a quiet machine only the tick can end a run early.
  * Mainline protects the whole slice of an equal-slice current, ineligible
  * or not, and HRTICK ends it on time: every run lasts the slice.  With the
- * flag on, a current that has run the 0.7 ms quantum and is ineligible at
+ * flag on, a current that has run the quantum and is ineligible at
  * a tick is rescheduled at that tick, so a share of the runs ends between
  * the quantum and the slice.  HRTICK is set because without it (the
  * default where the hrtimer rearm is not deferred, arm64 here) runs start
@@ -246,12 +254,17 @@ TEST_F(ineligible, counters)
  * can end it early: see CUT_NOISE_MAX_PCT).
  */
 #define CUT_HOGS	4
-#define CUT_SLICE_NS	2800000UL
+#define CUT_QUANTA	4
 #define CUT_PHASE_MS	2000
 #define CUT_PAIRS	2
 #define CUT_MAX_RUNS	4096
-/* A run shorter than this ended before its slice: cut short. */
-#define CUT_SHORT_NS	2000000ULL
+/*
+ * A run shorter than the slice less one quantum ended before its slice:
+ * cut short.  A cut comes after at least a quantum, so cut runs last from
+ * one quantum to the slice; the quantum of margin below the slice keeps
+ * a run that the slice's own hrtick ended late or early by less than
+ * that out of the count.
+ */
 /*
  * The flag must cut short at least CUT_MIN_DIFF_PCT points more of the
  * runs than mainline does, and the difference must be at least CUT_MIN_Z
@@ -344,8 +357,8 @@ static int cmp_u64(const void *a, const void *b)
  * One phase; stores the runs' count, how many were cut short, and the
  * 10th and 50th percentile of the run lengths.
  */
-static int cut_phase(int cpu, unsigned int *runs, unsigned int *cut,
-		     double *p10_us, double *p50_us)
+static int cut_phase(int cpu, uint64_t short_ns, unsigned int *runs,
+		     unsigned int *cut, double *p10_us, double *p50_us)
 {
 	static struct cut_hog h[CUT_HOGS];
 	static uint64_t all[CUT_HOGS * CUT_MAX_RUNS];
@@ -372,7 +385,7 @@ static int cut_phase(int cpu, unsigned int *runs, unsigned int *cut,
 		failed |= h[i].failed;
 		for (j = 0; j < h[i].nruns; j++) {
 			all[n++] = h[i].runs[j];
-			*cut += h[i].runs[j] < CUT_SHORT_NS;
+			*cut += h[i].runs[j] < short_ns;
 		}
 	}
 	*runs = n;
@@ -415,7 +428,8 @@ TEST_F_TIMEOUT(cut, ineligible_current_at_tick, 60)
 {
 	unsigned int runs[2] = { 0, 0 }, cut[2] = { 0, 0 }, r, c, i;
 	double p10, p50, p50_off = 0, pct[2], se;
-	uint64_t s0 = 0, s1 = 0;
+	unsigned long quantum = sf_quantum_ns(), slice;
+	uint64_t s0 = 0, s1 = 0, short_ns;
 	bool stats;
 	int ri;
 
@@ -424,19 +438,25 @@ TEST_F_TIMEOUT(cut, ineligible_current_at_tick, 60)
 
 	if (!sf_base_slice())
 		SKIP(return, "no %s: cannot set the base slice", SF_BASE_SLICE);
-	ASSERT_EQ(0, sf_set_base_slice(CUT_SLICE_NS));
+	if (!quantum)
+		SKIP(return, "no %s: the quantum is unknown", SF_TUNABLE_SCALING);
+	slice = CUT_QUANTA * quantum;
+	short_ns = slice - quantum;
+	TH_LOG("quantum %lu us (the unscaled base slice), base slice set to %lu us",
+	       quantum / 1000, slice / 1000);
+	ASSERT_EQ(0, sf_set_base_slice(slice));
 	for (i = 0; i < 2 * CUT_PAIRS; i++) {
 		/* off, on, on, off, ... */
 		ri = (i & 1) ^ ((i >> 1) & 1);
 		ASSERT_EQ(0, sf_set("RESCHED_INELIGIBLE", ri));
 		if (stats)
 			ASSERT_EQ(0, sf_stat_sum(ri_stat, &s0));
-		ASSERT_EQ(0, cut_phase(self->cpu, &r, &c, &p10, &p50))
+		ASSERT_EQ(0, cut_phase(self->cpu, short_ns, &r, &c, &p10, &p50))
 			TH_LOG("hog setup failed on cpu%d", self->cpu);
 		if (stats)
 			ASSERT_EQ(0, sf_stat_sum(ri_stat, &s1));
 		TH_LOG("%sRESCHED_INELIGIBLE: %u runs, %u (%.1f%%) shorter than %llu us",
-		       ri ? "" : "NO_", r, c, 100.0 * c / r, CUT_SHORT_NS / 1000);
+		       ri ? "" : "NO_", r, c, 100.0 * c / r, (unsigned long long)short_ns / 1000);
 		TH_LOG("%sRESCHED_INELIGIBLE: runs' p10/p50 %.0f/%.0f us, resched_ineligible +%llu",
 		       ri ? "" : "NO_", p10, p50, (unsigned long long)(s1 - s0));
 		runs[ri] += r;
@@ -445,10 +465,10 @@ TEST_F_TIMEOUT(cut, ineligible_current_at_tick, 60)
 			p50_off = p50;
 	}
 	/* Mainline's runs end at the slice: not if it ended at a later tick. */
-	if (p50_off > CUT_SLICE_NS * 1.25 / 1000)
+	if (p50_off > slice * 1.25 / 1000)
 		SKIP(return,
 		     "without the flag the median run was %.0f us for a %lu us slice: no high-resolution tick ends the slice on time, so no tick falls inside it",
-		     p50_off, CUT_SLICE_NS / 1000);
+		     p50_off, slice / 1000);
 	for (ri = 0; ri < 2; ri++)
 		pct[ri] = 100.0 * cut[ri] / runs[ri];
 	/* The standard error of the difference of two shares, in points. */

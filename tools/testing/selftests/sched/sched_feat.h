@@ -48,6 +48,7 @@
 #define SF_DOMAINS		SF_DEBUGFS "/sched/domains"
 #define SF_SCHEDSTATS		"/proc/sys/kernel/sched_schedstats"
 #define SF_BASE_SLICE		SF_DEBUGFS "/sched/base_slice_ns"
+#define SF_TUNABLE_SCALING	SF_DEBUGFS "/sched/tunable_scaling"
 #define SF_LINE_MAX		4096
 #define SF_MAX_CPUS		256
 
@@ -463,6 +464,53 @@ static inline int sf_online_cpus(cpu_set_t *set)
 	if (ret < 0)
 		return ret;
 	return sf_parse_cpulist(buf, set);
+}
+
+/*
+ * The unscaled base slice in ns (normalized_sysctl_sched_base_slice), the
+ * quantum of RESCHED_INELIGIBLE and of the slice protection without
+ * RUN_TO_PARITY; 0 if unknown.  A write of tunable_scaling makes the
+ * kernel set it to the base slice over the scaling factor
+ * (sched_update_scaling()), the factor following the mode over
+ * min(online CPUs, 8): 1 for none (0), 1 + ilog2(cpus) for log (1), cpus
+ * for linear (2).  So this writes tunable_scaling its own value and
+ * computes that quotient: exact even after a write of base_slice_ns,
+ * which leaves the unscaled value alone.  Where the two agreed (no such
+ * write since boot or the last hotplug) the write changes nothing; where
+ * they did not, the unscaled value becomes the one the base slice
+ * implies, and stays so.  Call it with the base slice as sf_init() saw
+ * it (sf_restore() puts that back) and no CPU going on or offline.
+ */
+static inline unsigned long sf_quantum_ns(void)
+{
+	unsigned long factor, base = sf_base_slice();
+	cpu_set_t online;
+	char buf[16];
+	int cpus, mode;
+
+	if (!base || sf_read_file(SF_TUNABLE_SCALING, buf, sizeof(buf)) <= 0)
+		return 0;
+	mode = atoi(buf);
+	if (sf_write_str(SF_TUNABLE_SCALING, buf) || sf_online_cpus(&online))
+		return 0;
+	cpus = CPU_COUNT(&online);
+	if (cpus > 8)
+		cpus = 8;
+	switch (mode) {
+	case 0:
+		factor = 1;
+		break;
+	case 1:
+		for (factor = 1; cpus > 1; cpus >>= 1)
+			factor++;
+		break;
+	case 2:
+		factor = cpus > 0 ? cpus : 1;
+		break;
+	default:
+		return 0;
+	}
+	return base / factor;
 }
 
 /*
