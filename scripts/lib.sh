@@ -184,17 +184,12 @@ need_pkgs() {
 	progress "installing Debian packages: ${missing[*]}"
 	[[ $(id -u) -eq 0 ]] || die "missing packages ${missing[*]} and not root to install them"
 	mkdir -p "$CACHE"
+	local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}")
 	# With the lists the machine has first: an update is only needed when
 	# they lack a package or point at files the archive no longer has.
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >"$CACHE/apt.log" 2>&1 && return 0
-	if archive_retry apt-get update -qq >/dev/null; then
-		touch "$CACHE/.apt-updated"
-	else
-		apt_update_failed >&2
-	fi
-	DEBIAN_FRONTEND=noninteractive archive_retry apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >"$CACHE/apt.log" 2>&1 ||
+	"${install[@]}" >"$CACHE/apt.log" 2>&1 && return 0
+	archive_retry apt-get update -qq >/dev/null || apt_update_failed >&2
+	archive_retry "${install[@]}" >"$CACHE/apt.log" 2>&1 ||
 		die "apt-get install ${missing[*]} failed, see $CACHE/apt.log"
 }
 
@@ -218,18 +213,14 @@ deb_get() {
 		   ! dpkg --print-foreign-architectures | grep -qx "$darch"; then
 			progress "adding dpkg architecture $darch" >&2
 			dpkg --add-architecture "$darch"
-			rm -f "$CACHE/.apt-updated-$darch"
 		fi
 		progress "downloading $pkg:$darch" >&2
 		# With the lists apt has first; an update (a foreign
 		# architecture's lists may not be there yet) only when that fails.
-		if ! (cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") 2>/dev/null; then
-			if archive_retry apt-get update -qq >/dev/null; then
-				touch "$CACHE/.apt-updated-$darch"
-			else
-				apt_update_failed >&2
-			fi
-			(cd "$CACHE/debs" && archive_retry apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch") >&2 ||
+		local dl=(apt-get download -qq -o APT::Sandbox::User=root "$pkg:$darch")
+		if ! (cd "$CACHE/debs" && "${dl[@]}") 2>/dev/null; then
+			archive_retry apt-get update -qq >/dev/null || apt_update_failed >&2
+			(cd "$CACHE/debs" && archive_retry "${dl[@]}") >&2 ||
 				die "apt-get download $pkg:$darch failed"
 		fi
 		debs=("$CACHE/debs/${pkg}_"*"_$darch.deb")

@@ -277,13 +277,13 @@ run() {
 	fig=$(figures "$log")
 	line="$line $fig$(fs_delta "$T/fs0" "$T/fs1")"
 	[ "$r" = 0 ] || record "$line"
+	rel=logs/$cpre$s-$r.log
 	# A command whose last step succeeded can hide a workload that failed.
 	if [ -z "$fig" ] && [ "$rc" = 0 ]; then
-		echo "ab: warning: ${ctag:+cell $ctag, }setting $s, $what $r: the command printed no figure of its own (only wall time, context switches and counters): did the workload run? logs/$cpre$s-$r.log: $(tail -n 2 "$log" | tr '\n' ' ')"
+		echo "ab: warning: ${ctag:+cell $ctag, }setting $s, $what $r: the command printed no figure of its own (only wall time, context switches and counters): did the workload run? $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 		echo "SCHEDSERIES-AB WARNING $s rep $r: no figure of the command's own" >/dev/console
 	fi
 	echo "SCHEDSERIES-AB ${ctag:+$ctag }$s rep $r rc=$rc" >/dev/console
-	rel=logs/$cpre$s-$r.log
 	if [ "$rc" = 124 ]; then
 		die "${ctag:+cell $ctag, }setting $s, $what $r: the command timed out after ${tmo}s (exit 124); $rel: $(tail -n 2 "$log" | tr '\n' ' ')"
 	elif [ "$rc" != 0 ]; then
