@@ -7,12 +7,17 @@ SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
 .PHONY: help test ci tree kernels checkpatch build-each-patch clang export patches applies selftests \
-	kselftest-tarball lava lava-lab lava-lab-stop lava-images shellcheck stress bench steady ab rootfs clean check bisect
+	kselftest-tarball lava lava-lab lava-lab-stop lava-images shellcheck stress bench steady ab rootfs clean check bisect \
+	shell
 
 help:
 	@echo "make test          the main job: base + series, kernels, guests, selftests, summary"
 	@echo "                   (GUESTS=\"...\", TESTS=\"misfit ...\": only those tests, V=1: stream"
-	@echo "                   each guest's console)"
+	@echo "                   each guest's console; KERNEL=IMAGE [KCONFIG=FILE]: boot a kernel you"
+	@echo "                   built, in the guests of its arch, its config checked first)"
+	@echo "make shell         GUEST=NAME: a shell in that shape (KERNEL=IMAGE as for make test;"
+	@echo "                   commands on standard input instead of a terminal; SHELL_OPTS:"
+	@echo "                   scripts/shell.sh -h)"
 	@echo "make ci            everything CI checks (what .ci/run runs)"
 	@echo "make tree          unpack the base (or use KSRC=) and apply patches/ with quilt"
 	@echo "make kernels       build the guest kernels (x86_64, arm64)"
@@ -61,7 +66,8 @@ help:
 	@echo "           GUESTS=\"$(GUESTS)\", SCHED_CACHE=/var/cache/schedseries,"
 	@echo "           JOBS=N (parallel kernel build jobs, default nproc)"
 	@echo "Guest kernel parameters (scripts/guest/init.sh): schedseries.shell=1 leaves"
-	@echo "           a shell on the console at the end instead of powering off"
+	@echo "           a shell on the console at the end (make shell sets it); leaving it"
+	@echo "           powers off"
 
 TESTS ?=
 V ?= 0
@@ -165,6 +171,11 @@ ab: export AB_KB = $(KERNEL_B)
 ab:
 	bench/ab.sh -f "$(FEATURES)" $${AB_KB:+-k "$$AB_KB"} $(if $(GUEST),-g $(GUEST)) $(if $(REPS),-r $(REPS)) \
 		$(if $(SEEDS),-S $(SEEDS)) $(foreach v,$(VARS),-V $(v)) $(if $(AB_BIN),-b $(AB_BIN)) $(AB_OPTS) -- "$$AB_CMD"
+
+SHELL_OPTS ?=
+shell:
+	@test -n "$(GUEST)" || { echo "make shell needs GUEST=NAME, one of: $$(cd guests && ls *.conf | sed 's/\.conf$$//' | tr '\n' ' ')" >&2; exit 2; }
+	scripts/shell.sh $(SHELL_OPTS) $(GUEST)
 
 rootfs:
 	scripts/mk-rootfs.sh x86_64

@@ -51,8 +51,11 @@
 #   -N           on a guest with asymmetric capacity (EXPECT_CAPACITY),
 #                do not slow the little vCPUs down on the host: by
 #                default their QEMU threads get a CPU quota in the
-#                capacity ratio (scripts/guest-lib.sh, throttle_littles;
-#                boot-N/throttle.txt says what was done)
+#                capacity ratio (scripts/guest-lib.sh, throttle_littles:
+#                the cgroup v1 cpu controller, else cgroup v2's cpu.max;
+#                boot-N/throttle.txt says what was done and how often
+#                they were throttled).  Where the host has neither, the
+#                run stops before its first boot, saying why, unless -N
 #   -P           no perf stat -a around each run (bench/guest/ab.sh
 #                -p): perf's hooks on every context switch are work the
 #                figures of the instruction-counted guest would include
@@ -171,6 +174,9 @@ read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUI
 	echo "$QEMU_SUITE $("$QEMU" --version | head -n1)") || true
 # Only a capacity guest on multi-threaded TCG has littles to slow down.
 { [[ $det -eq 0 ]] && guest_asym "$guest"; } || throttle=0
+if [[ $throttle -eq 1 ]] && ! why=$(throttle_how); then
+	die "cannot slow $guest's little vCPUs down on this host: $why (-N runs them at the bigs' speed)"
+fi
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma separated)"
 IFS=, read -ra seedv <<<"$seeds"
@@ -339,9 +345,14 @@ for i in "${!bseed[@]}"; do
 		"${ropts[@]}" -x "/results/guest-ab.sh,$gopts" \
 		"$guest" "$img" "$initrd" >"$dir/run.out" 2>&1 &
 	qpid=$!
-	[[ -z $sock ]] || throttle_littles "$guest" "$sock" "$dir"
+	if [[ -n $sock ]] && ! throttle_littles "$guest" "$sock" "$dir"; then
+		kill "$qpid" 2>/dev/null || true
+		wait "$qpid" || true
+		unthrottle "$dir"
+		die "boot-$n: $(tail -n1 "$dir/throttle.txt") (-N runs the littles at the bigs' speed)"
+	fi
 	wait "$qpid" || rc=$?
-	unthrottle
+	unthrottle "$dir"
 	[[ -z $sock ]] || rm -f "$sock"
 	tail -n1 "$dir/run.out"
 	nw=$(tr -d '\r' <"$dir/cmd.out" 2>/dev/null | grep -c '^ab: warning: ' || true)

@@ -53,8 +53,8 @@
 # The base kernel is the tree with the series popped, built once into
 # $SCHED_CACHE/out/x86_64-base.  The little vCPUs of the arm64 guests run
 # under a host CPU quota in the capacity ratio (scripts/guest-lib.sh,
-# throttle_littles); if the host refuses, the run goes on with declared
-# capacity only and the report says so.
+# throttle_littles: cgroup v1's cpu controller or v2's cpu.max); where
+# the host has neither, those boots fail, saying why, unless -N.
 #
 # The cost gate: for each cost figure (hackbench time, pipe round trip,
 # idle wakeup latency; lower is better) the median of the patched kernel

@@ -25,12 +25,17 @@
 # kernel whose flags do nothing, the eevdf latency check on one whose
 # RESCHED_INELIGIBLE delays waking tasks, the features cases on one whose
 # features file misbehaves; every test must SKIP on the unpatched base),
+# make shell with commands on standard input (shell_check), make test
+# with KERNEL= (kernel_var_check: a config that lacks options is refused,
+# naming them; the i386 image boots as a user's kernel),
 # a short stress on the test kernel (stress/stress.sh -q -T: the i386
 # guest's kernel is the debug kernel of CI, lockdep included, so no other
 # kernel is built) and the quick benchmark (bench/bench.sh -q, which
 # asserts that every experiment ran and that the instruction-counted cost
 # of the series at its defaults stays within 1% of the base, 4% for
-# hackbench: its cost gate), and one short `make ab` whose verdict line
+# hackbench: its cost gate), the little vCPUs' throttling in its capacity
+# boots, and THROTTLE_CGROUP=v2's refusal where v2 has no cpu controller
+# (throttle_check), and one short `make ab` whose verdict line
 # is checked (ab_check), and the LAVA job through a lab on this machine
 # (make lava-lab, then make lava-lab-stop).  The last line is "N passed, N failed, N
 # skipped" over all of it; the exit status is 1 when anything failed.  A
@@ -108,6 +113,77 @@ ab_check() {
 		return 1
 	fi
 	echo "ab: verdict line as expected: $line"
+}
+
+# shell_check: make shell with commands on standard input: a flag
+# written and read back, figures the guest computes (its typed commands
+# echo too, so the checks match whole output lines), and the verdict.
+shell_check() {
+	local out=$res/shell.out
+	# shellcheck disable=SC2016 # the guest's shell expands them
+	printf '%s\n' 'echo NO_LB_CLASSIFY >$F/features' 'tr " " "\n" <$F/features | grep -x NO_LB_CLASSIFY' \
+		'echo "feat_stats lines: $(grep -c . $F/feat_stats)"' 'echo "shell sum: $((6 * 7))"' |
+		make -C "$REPO" --no-print-directory shell GUEST=x86_64-numa SHELL_OPTS="-o $res/shell -t 300" \
+		>"$out" 2>&1 || { tail -n 5 "$out"; echo "FAIL: make shell exited non-zero, log $out"; return 1; }
+	tr -d '\r' <"$out" | grep -x NO_LB_CLASSIFY || { echo "FAIL: NO_LB_CLASSIFY not read back, log $out"; return 1; }
+	tr -d '\r' <"$out" | grep -E '^feat_stats lines: [1-9]' || { echo "FAIL: no feat_stats, log $out"; return 1; }
+	tr -d '\r' <"$out" | grep -x 'shell sum: 42' || { echo "FAIL: the last command's output is missing, log $out"; return 1; }
+	tail -n1 "$out" | grep '^PASS x86_64-numa: shell left' || { echo "FAIL: verdict $(tail -n1 "$out")"; return 1; }
+}
+
+# kernel_var_check: make test KERNEL=: an image whose config (KCONFIG)
+# lacks needed options is refused before any boot, each option named;
+# the i386 debug kernel of the main job (another arch, another config)
+# boots as a user's kernel and passes.
+kernel_var_check() {
+	local d=$res/user-kernel img cfg out
+	mkdir -p "$d"
+	img=$(out_root)/x86_64/arch/x86/boot/bzImage
+	cfg=$d/missing.config
+	sed -e '/^CONFIG_SCHEDSTATS=/d' -e 's/^CONFIG_9P_FS=y/CONFIG_9P_FS=m/' "$(out_root)/x86_64/.config" >"$cfg"
+	if out=$(make -C "$REPO" --no-print-directory test KERNEL="$img" KCONFIG="$cfg" TESTS=features \
+		GUESTS=x86_64-numa 2>&1); then
+		echo "$out"; echo "FAIL: a kernel without CONFIG_SCHEDSTATS booted"; return 1
+	fi
+	grep 'lacks what the tests and the harness need' <<<"$out" | grep 'CONFIG_SCHEDSTATS (absent)' |
+		grep 'CONFIG_9P_FS (CONFIG_9P_FS=m)' || { echo "$out"; echo "FAIL: the missing options are not named"; return 1; }
+	! grep -q 'starting QEMU' <<<"$out" || { echo "FAIL: it booted before refusing"; return 1; }
+	make -C "$REPO" --no-print-directory test KERNEL="$(out_root)/i386/arch/x86/boot/bzImage" \
+		GUESTS=i386 TESTS=features 2>&1 | tee "$d/i386.out" | tail -n 4
+	grep -q '^kernel: KERNEL=.*/i386/arch/x86/boot/bzImage' "$(sed -n 's/.*results in \(\/.*\)$/\1/p' "$d/i386.out" | head -n1)/base.txt" ||
+		{ echo "FAIL: base.txt does not name the i386 image"; return 1; }
+	tail -n1 "$d/i386.out" | grep -E '^[1-9][0-9]* passed, 0 failed' || { echo "FAIL: the i386 image as KERNEL"; return 1; }
+}
+
+# throttle_check: the bench's capacity boots ran with their little vCPUs
+# throttled (each throttle.txt names the hierarchy and the quotas, and
+# some little's group was throttled: all vCPUs are busy in those shapes,
+# and a little's quota is under a fifth of a host CPU), and where cgroup
+# v2 has no cpu controller, THROTTLE_CGROUP=v2 stops make ab before any
+# boot with one line saying why.
+throttle_check() {
+	local f n=0 why out
+	for f in "$res"/bench/ab/dynamiq-*/boot-*/throttle.txt; do
+		[[ -f $f ]] || { echo "FAIL: no throttle.txt in the bench's dynamiq boots"; return 1; }
+		n=$((n + 1))
+		echo "== $f"
+		cat "$f"
+		grep -qE '^cgroup v[12] at ' "$f" || { echo "FAIL: $f names no cgroup hierarchy"; return 1; }
+		grep -qE ' nr_throttled [1-9]' "$f" || { echo "FAIL: no little vCPU was throttled in $f"; return 1; }
+	done
+	echo "$n bench boots throttled their littles"
+	if why=$(THROTTLE_CGROUP=v2 bash -c ". '$REPO/scripts/lib.sh'; . '$REPO/scripts/guest-lib.sh'; throttle_how"); then
+		echo "cgroup v2 has a cpu controller on this host ($why): no refusal to show"
+		return 0
+	fi
+	if out=$(THROTTLE_CGROUP=v2 "$REPO/bench/ab.sh" -g arm64-juno -f NO_MISFIT -r 1 \
+		-o "$res/throttle-v2" -- true 2>&1); then
+		echo "$out"; echo "FAIL: make ab went on without a way to throttle"; return 1
+	fi
+	echo "$out"
+	grep -qx "error: cannot slow arm64-juno's little vCPUs down on this host: .* (-N runs them at the bigs' speed)" <<<"$out" ||
+		{ echo "FAIL: not the one-line refusal"; return 1; }
+	[[ ! -e $res/throttle-v2/boot-1 ]] || { echo "FAIL: it booted before refusing"; return 1; }
 }
 
 need_pkgs shellcheck git quilt debootstrap debian-archive-keyring
@@ -207,9 +283,12 @@ host_check kselftest-dropped-guest bash -c "KSFT_DROP=lb_classify '$REPO/scripts
 host_check faults "$REPO/scripts/test-faults.sh"
 host_check rootfs rootfs_wait
 host_check determinism "$REPO/scripts/test-determinism.sh" -o "$res/determinism"
+host_check shell shell_check
+host_check user-kernel kernel_var_check
 host_check mutations "$REPO/scripts/test-mutations.sh" -o "$res/mutations"
 host_check stress "$REPO/stress/stress.sh" -q -T -o "$res/stress"
 host_check bench "$REPO/bench/bench.sh" -q -o "$res/bench"
+host_check throttle throttle_check
 host_check ab ab_check
 host_check lava-lab lab_check
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true

@@ -130,11 +130,19 @@ ktap_split() {
 
 # Under TCG every vCPU runs at the host's speed.  For a guest with
 # asymmetric capacity (EXPECT_CAPACITY) the QEMU threads of the little
-# vCPUs (from QMP query-cpus-fast) go into host cgroup v1 cpu groups
-# whose CFS quota makes them run at the capacity ratio: with all vCPUs
-# busy on H host CPUs a big vCPU gets H / sum(cap/1024) of a CPU, and a
-# little one cap/1024 of that.  Instruction counting cannot make a CPU
-# slower.
+# vCPUs (from QMP query-cpus-fast) go into host cgroups whose CPU quota
+# makes them run at the capacity ratio: with all vCPUs busy on H host
+# CPUs a big vCPU gets H / sum(cap/1024) of a CPU, and a little one
+# cap/1024 of that.  Instruction counting cannot make a CPU slower.
+#
+# The cgroups: the v1 cpu controller (cpu.cfs_quota_us, tasks) where the
+# host mounts one, else the unified v2 hierarchy with the cpu controller
+# (cpu.max): QEMU goes into a group of its own whose little vCPU threads
+# each get a threaded child (cgroup.type "threaded", cgroup.threads), the
+# v2 way to give threads of one process their own limits.  The v2 parent
+# is THROTTLE_CG2 (a delegated cgroup you own, with cpu among its
+# controllers) or the root of the cgroup2 mount.  THROTTLE_CGROUP=v1 or
+# v2 takes only that one (default: auto, v1 first).
 
 # guest_asym GUEST: true when its EXPECT_CAPACITY values differ.
 guest_asym() {
@@ -150,13 +158,42 @@ qmp_threads() {
 		jq -r 'select(.return | type == "array") | .return[] | "\(."cpu-index") \(."thread-id")"'
 }
 
+# throttle_how: where little vCPUs can be throttled: prints "v1 DIR" or
+# "v2 DIR" (the parent of throttle_littles' groups), or fails printing
+# why neither works.
+throttle_how() {
+	local want=${THROTTLE_CGROUP:-auto} v1=/sys/fs/cgroup/cpu v2 why=''
+	case $want in auto | v1 | v2) ;; *) echo "THROTTLE_CGROUP='$want' is none of auto v1 v2"; return 1 ;; esac
+	if [[ $want != v2 ]]; then
+		if [[ -f $v1/cpu.cfs_quota_us && -w $v1 ]]; then
+			echo "v1 $v1"
+			return 0
+		fi
+		why="no writable cgroup v1 cpu controller at $v1"
+	fi
+	if [[ $want != v1 ]]; then
+		v2=${THROTTLE_CG2:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)}
+		if [[ -z $v2 ]]; then
+			why+="${why:+; }no cgroup2 hierarchy mounted"
+		elif ! grep -qw cpu "$v2/cgroup.controllers" 2>/dev/null; then
+			why+="${why:+; }the cgroup v2 hierarchy at $v2 has no cpu controller (its cgroup.controllers: $(cat "$v2/cgroup.controllers" 2>/dev/null)); where v1 holds it, v2 cannot"
+		elif [[ ! -w $v2 || ! -w $v2/cgroup.subtree_control ]]; then
+			why+="${why:+; }$v2 is not writable (THROTTLE_CG2: a delegated cgroup of yours)"
+		else
+			echo "v2 $v2"
+			return 0
+		fi
+	fi
+	echo "$why"
+	return 1
+}
+
 # throttle_littles GUEST SOCKET DIR: put the little vCPU threads of the
 # guest QEMU serves at SOCKET (run-guest.sh -Q) in host cgroups with a
-# quota; writes DIR/throttle.txt either way, "not throttled: why" when
-# the host refuses.
-THROTTLE_CG=/sys/fs/cgroup/cpu
+# quota (throttle_how says where); writes DIR/throttle.txt either way,
+# "not throttled: why" when the host refuses, and returns 1 then.
 throttle_littles() {
-	local g=$1 sock=$2 dir=$3 caps sum i cpu tid quota n=0 why='' threads c cg
+	local g=$1 sock=$2 dir=$3 caps sum i cpu tid quota n=0 why='' threads c cg how base pid
 	caps=$(guest_load "$g" && echo "$EXPECT_CAPACITY")
 	IFS=, read -ra capv <<<"$caps"
 	sum=0
@@ -168,8 +205,20 @@ throttle_littles() {
 	threads=$(qmp_threads "$sock" 2>"$dir/qmp.err") || true
 	if [[ -z $threads ]]; then
 		why="QMP query-cpus-fast gave nothing ($(head -c 200 "$dir/qmp.err"))"
-	elif [[ ! -d $THROTTLE_CG ]]; then
-		why="no cgroup v1 cpu controller at $THROTTLE_CG"
+	elif ! how=$(throttle_how); then
+		why=$how
+	fi
+	if [[ -z $why ]]; then
+		base=${how#* }
+		echo "cgroup ${how%% *} at $base" >>"$dir/throttle.txt"
+		if [[ $how == v2* ]]; then
+			# QEMU's own group, a threaded root for the vCPU groups.
+			pid=$(awk '/^Tgid:/ { print $2 }' "/proc/$(head -n1 <<<"$threads" | cut -d' ' -f2)/status")
+			{ grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"; } ||
+				why="cannot enable cpu in $base/cgroup.subtree_control (a cgroup with processes of its own cannot)"
+			base=$base/schedseries-bench-$g
+			[[ -n $why ]] || mkdir -p "$base" || why="mkdir $base failed"
+		fi
 	fi
 	if [[ -z $why ]]; then
 		while read -r cpu tid; do
@@ -177,30 +226,40 @@ throttle_littles() {
 			# quota = period * nproc * cap / sum(cap), in us per 100 ms.
 			quota=$((100000 * $(nproc) * capv[cpu] / sum))
 			[[ $quota -le 100000 ]] || continue
-			cg=$THROTTLE_CG/schedseries-bench-$g-cpu$cpu
-			if mkdir -p "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
-			   echo "$quota" >"$cg/cpu.cfs_quota_us" && echo "$tid" >"$cg/tasks"; then
-				echo "cpu$cpu thread $tid capacity ${capv[cpu]}: quota $quota us per 100000 us" >>"$dir/throttle.txt"
-				n=$((n + 1))
+			if [[ $how == v1* ]]; then
+				cg=$base/schedseries-bench-$g-cpu$cpu
+				mkdir -p "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
+					echo "$quota" >"$cg/cpu.cfs_quota_us" && echo "$tid" >"$cg/tasks"
 			else
-				why="the host refused a cpu.cfs_quota_us group at $cg"
-				break
-			fi
+				cg=$base/cpu$cpu
+				mkdir -p "$cg" && echo threaded >"$cg/cgroup.type" &&
+					{ grep -qx "$pid" "$base/cgroup.procs" || echo "$pid" >"$base/cgroup.procs"; } &&
+					{ grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"; } &&
+					echo "$quota 100000" >"$cg/cpu.max" && echo "$tid" >"$cg/cgroup.threads"
+			fi || { why="the host refused a quota group at $cg"; break; }
+			echo "cpu$cpu thread $tid capacity ${capv[cpu]}: quota $quota us per 100000 us ($cg)" >>"$dir/throttle.txt"
+			n=$((n + 1))
 		done <<<"$threads"
 	fi
 	if [[ -n $why ]]; then
 		echo "not throttled: $why" >>"$dir/throttle.txt"
 		progress "$g: little vCPUs NOT slowed down: $why"
-	else
-		progress "$g: $n little vCPU threads limited to the capacity ratio"
+		return 1
 	fi
+	progress "$g: $n little vCPU threads limited to the capacity ratio (cgroup ${how%% *})"
 }
 
-# unthrottle: remove throttle_littles' groups (their threads have ended).
+# unthrottle [DIR]: remove throttle_littles' groups (their threads have
+# ended), first adding each group's throttling counts (cpu.stat:
+# nr_throttled, throttled time) to DIR/throttle.txt.
 unthrottle() {
-	local cg
-	for cg in "$THROTTLE_CG"/schedseries-bench-*; do
-		[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
+	local cg d=${1:-} v1=/sys/fs/cgroup/cpu v2
+	v2=${THROTTLE_CG2:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)}
+	for cg in "$v1"/schedseries-bench-* "$v2"/schedseries-bench-*/cpu* "$v2"/schedseries-bench-*; do
+		[[ -d $cg ]] || continue
+		[[ -z $d || ! -f $cg/cpu.stat ]] ||
+			echo "${cg##*/}: $(grep -E '^(usage_usec|nr_periods|nr_throttled|throttled_(usec|time)) ' "$cg/cpu.stat" | paste -sd' ' -)" >>"$d/throttle.txt"
+		rmdir "$cg" 2>/dev/null
 	done
 	return 0
 }

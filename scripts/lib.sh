@@ -528,3 +528,110 @@ base_kernel() {
 	echo "$want" >"$bout/.schedseries-base-built"
 	echo "$bout/arch/x86/boot/bzImage"
 }
+
+# guest_artifacts ARCH RES GUEST...: what the GUESTs of ARCH boot, made
+# for the results directory RES: the kernel (built by
+# scripts/build-kernel.sh, or KERNEL, a user's image, checked against
+# the tarball and the GUESTs by user_kernel_check), the kselftest
+# tarball (KSFT_OPT: one more option of kselftest-tarball.sh) and the
+# initramfs that carries it.  Sets KIMG and KINITRD.
+guest_artifacts() {
+	local a=$1 res=$2 opt=${KSFT_OPT:-}
+	shift 2
+	if [[ -n ${KERNEL:-} ]]; then
+		KIMG=$(realpath "$KERNEL")
+	else
+		"$REPO/scripts/build-kernel.sh" "$a" >"$res/build-$a.out" ||
+			{ cat "$res/build-$a.out"; die "kernel build failed for $a"; }
+		grep -v '^/' "$res/build-$a.out" || true
+		KIMG=$(tail -n1 "$res/build-$a.out")
+	fi
+	progress "building the kselftest tarball for $a"
+	# shellcheck disable=SC2086 # one option or none
+	run_logged "$res/kselftest-$a.log" "$REPO/scripts/kselftest-tarball.sh" -g $opt \
+		-o "$res" "$a" || die "kselftest tarball failed for $a, log $res/kselftest-$a.log"
+	[[ -z ${KERNEL:-} ]] || user_kernel_check "$a" "$KIMG" "$res/kselftest-$a.tar.gz" "$@" >>"$res/base.txt"
+	KINITRD=$CACHE/initramfs-$a.cpio.gz
+	"$REPO/scripts/mk-initramfs.sh" "$a" "$KINITRD" "$(tail -n1 "$res/kselftest-$a.log")"
+}
+
+# user_kernel_arch IMAGE: the guest arch of a user's kernel image
+# (KERNEL=): arm64 for an arm64 Image; for a bzImage x86_64 when its
+# boot header's xloadflags (offset 0x236) has XLF_KERNEL_64, else i386.
+user_kernel_arch() {
+	local img=$1 what
+	[[ -f $img ]] || die "KERNEL: no file '$img'"
+	what=$(file -bL "$img")
+	case $what in
+	"Linux kernel ARM64 boot executable Image"*) echo arm64 ;;
+	"Linux kernel x86 boot executable bzImage"*)
+		if (($(od -An -tu2 -j$((0x236)) -N2 "$img") & 1)); then
+			echo x86_64
+		else
+			echo i386
+		fi
+		;;
+	*) die "KERNEL: '$img' is not a bzImage or an arm64 Image (file: ${what:0:80})" ;;
+	esac
+}
+
+# user_kernel_config IMAGE: the path of the config IMAGE was built with:
+# KCONFIG, else the .config of the O= directory the image sits in
+# (O/arch/*/boot/IMAGE), else config-VERSION beside vmlinuz-VERSION (as
+# in /boot), else the image's own (CONFIG_IKCONFIG), extracted with the
+# tree's scripts/extract-ikconfig into the cache.
+user_kernel_config() {
+	local img=$1 d cfg
+	img=$(realpath "$img")
+	d=${img%/arch/*/boot/*}
+	if [[ -n ${KCONFIG:-} ]]; then
+		[[ -f $KCONFIG ]] || die "KCONFIG: no file '$KCONFIG'"
+		realpath "$KCONFIG"
+	elif [[ $d != "$img" && -f $d/.config ]]; then
+		echo "$d/.config"
+	elif [[ ${img##*/} == vmlinuz-* && -f ${img%/*}/config-${img##*/vmlinuz-} ]]; then
+		echo "${img%/*}/config-${img##*/vmlinuz-}"
+	else
+		cfg=$CACHE/user-kernel-$(sha256sum "$img" | cut -c1-16).config
+		[[ -s $cfg ]] || "$(tree_dir)/scripts/extract-ikconfig" "$img" >"$cfg" 2>/dev/null ||
+			{ rm -f "$cfg"; die "KERNEL: no config for $img: not in an O= directory with .config, no config-VERSION beside it, no CONFIG_IKCONFIG; name it with KCONFIG="; }
+		echo "$cfg"
+	fi
+}
+
+# user_kernel_check ARCH IMAGE TARBALL GUEST...: a user's kernel must
+# have, built in (=y: the initramfs has no modules), what the tarball's
+# sched/config asks for and what the harness needs (the initramfs, the 9p
+# shares, the console, SMP); NUMA only when a GUEST has NUMA nodes (a
+# test of a NUMA behaviour skips on one node).  Dies naming every option
+# it lacks.  Prints what base.txt records of it.
+user_kernel_check() {
+	local a=$1 img=$2 tar=$3 cfg o missing=() need ver g numa=0
+	shift 3
+	for g in "$@"; do
+		[[ $(sed -n 's/^EXPECT_NODES=//p' "$REPO/guests/$g.conf") -le 1 ]] || numa=1
+	done
+	cfg=$(user_kernel_config "$img")
+	need=$(tar -xzOf "$tar" ./sched/config 2>/dev/null | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p') ||
+		die "no sched/config in $tar"
+	[[ $numa -eq 1 ]] || need=$(grep -vx CONFIG_NUMA <<<"$need")
+	need+=" CONFIG_SMP CONFIG_PRINTK CONFIG_TTY CONFIG_BLK_DEV_INITRD CONFIG_RD_GZIP"
+	need+=" CONFIG_BINFMT_ELF CONFIG_BINFMT_SCRIPT CONFIG_PROC_FS CONFIG_SYSFS"
+	need+=" CONFIG_DEVTMPFS CONFIG_TMPFS CONFIG_FUTEX CONFIG_POSIX_TIMERS CONFIG_NET"
+	need+=" CONFIG_VIRTIO CONFIG_NET_9P CONFIG_NET_9P_VIRTIO CONFIG_9P_FS"
+	case $a in
+	arm64) need+=" CONFIG_ARM_PSCI_FW CONFIG_VIRTIO_MMIO CONFIG_SERIAL_AMBA_PL011_CONSOLE" ;;
+	x86_64) need+=" CONFIG_PCI CONFIG_VIRTIO_PCI CONFIG_SERIAL_8250_CONSOLE" ;;
+	i386) need+=" CONFIG_PCI CONFIG_VIRTIO_PCI CONFIG_SERIAL_8250_CONSOLE" ;;
+	esac
+	[[ $numa -eq 0 || $a != x86_64 ]] || need+=" CONFIG_ACPI_NUMA"
+	for o in $need; do
+		grep -qx "$o=y" "$cfg" || missing+=("$o ($(grep -m1 -E "^($o=|# $o is not set)" "$cfg" || echo absent))")
+	done
+	[[ ${#missing[@]} -eq 0 ]] ||
+		die "KERNEL $img lacks what the tests and the harness need, built in (config $cfg): ${missing[*]}"
+	ver=$(file -bL "$img" | sed -n 's/.*, version \([^,]*\),.*/\1/p')
+	[[ -n $ver ]] || ver=$(strings "$img" | grep -m1 '^Linux version ' | cut -c15- || true)
+	echo "kernel: KERNEL=$img, sha256 $(sha256sum "$img" | cut -c1-16), ${ver:-version unknown}"
+	echo "kernel config: $cfg, sha256 $(sha256sum "$cfg" | cut -c1-16); checked for$(tr '\n' ' ' <<<" $need" | tr -s ' ')"
+}

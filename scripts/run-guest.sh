@@ -5,7 +5,8 @@
 #
 # Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
 #                             [-T TESTS] [-x CMD] [-r ROOTDIR] [-Q SOCKET]
-#                             [-D] [-R PROGS] [-s SEED] GUEST KERNEL INITRAMFS
+#                             [-D] [-R PROGS] [-s SEED] [-i]
+#                             GUEST KERNEL INITRAMFS
 #
 #   GUEST       a name from guests/ (guests/NAME.conf)
 #               or the path of a .conf
@@ -42,6 +43,11 @@
 #               default QEMU_SEED of the conf, if any): with -D, another seed
 #               is another sample, the same seed the same run
 #   -v          copy the guest console to stdout as it comes
+#   -i          a shell on the guest console (scripts/shell.sh): the
+#               console is this terminal, and leaving the shell powers the
+#               guest off.  On a terminal, no timeout, and Ctrl-A X quits
+#               QEMU.  Otherwise the guest gets standard input, then
+#               "exit", once its shell is up, within TIMEOUT
 #
 # The console goes to DIR/console.log, run_kselftest.sh's TAP to
 # DIR/kselftest.tap, and from it each test's own TAP to DIR/TEST.tap and
@@ -74,10 +80,12 @@ verbose=0
 late=0
 seed=
 ram_extra=
-while getopts hvt:o:c:T:x:r:Q:DR:s: opt; do
+shell=0
+while getopts hvit:o:c:T:x:r:Q:DR:s: opt; do
 	case $opt in
 	h) usage 0 ;;
 	v) verbose=1 ;;
+	i) shell=1 ;;
 	t) timeout=$OPTARG ;;
 	o) outdir=$OPTARG ;;
 	c) extra_cmdline=$OPTARG ;;
@@ -98,6 +106,7 @@ shift $((OPTIND - 1))
 [[ $guestcmd != *[[:space:]]* ]] || die "bad -x '$guestcmd': no spaces, separate arguments with commas"
 [[ $ram_extra =~ ^[A-Za-z0-9_.+,-]*$ ]] || die "bad -R '$ram_extra' (program names, comma separated)"
 [[ -z $ram_extra || ( $late -eq 1 && -n $rootdir ) ]] || die "-R needs -D and -r (programs of ROOTDIR into RAM)"
+[[ $shell -eq 0 || $late -eq 0 ]] || die "-i and -D do not go together (the shell needs the 9p share)"
 guest_load "$1"
 guest_qemu
 RAM_PROGRAMS="${RAM_PROGRAMS:-} ${ram_extra//,/ }"
@@ -186,11 +195,11 @@ cmdline+=" schedseries.ncpus=$EXPECT_NCPUS schedseries.nodes=$EXPECT_NODES"
 [[ -n $guestcmd ]] && cmdline+=" schedseries.cmd=$guestcmd"
 [[ -n $rootdir && $late -eq 0 ]] && cmdline+=" schedseries.tools=1"
 [[ $late -eq 1 ]] && cmdline+=" schedseries.late=1"
+[[ $shell -eq 1 ]] && cmdline+=" schedseries.shell=1"
 [[ -n $extra_cmdline ]] && cmdline+=" $extra_cmdline"
 
 qemu=("$QEMU" "${QEMU_DATA[@]}" -machine "$QEMU_MACHINE" -accel "$QEMU_ACCEL" -cpu "$QEMU_CPU"
-      -smp "$QEMU_SMP" -m "$QEMU_MEM" -nodefaults -display none -monitor none
-      -serial "file:$console" -no-reboot
+      -smp "$QEMU_SMP" -m "$QEMU_MEM" -nodefaults -display none -no-reboot
       -kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
       -fsdev "local,id=results,path=$outdir,security_model=none"
       -device "$QEMU_9P_DEVICE,fsdev=results,mount_tag=results")
@@ -248,6 +257,17 @@ if [[ $DTB == yes ]]; then
 	qemu+=(-dtb "$outdir/guest.dtb")
 fi
 [[ -n $qmp ]] && qemu+=(-qmp "unix:$qmp,server=on,wait=off")
+# The console: a file, or with -i this terminal (and QEMU's monitor behind
+# Ctrl-A) or standard input, logged to the same file.
+if [[ $shell -eq 0 ]]; then
+	qemu+=(-monitor none -serial "file:$console")
+elif [[ -t 0 ]]; then
+	qemu+=(-chardev "stdio,id=con,mux=on,signal=off,logfile=$console"
+	       -serial chardev:con -mon "chardev=con,mode=readline")
+else
+	qemu+=(-monitor none -chardev "stdio,id=con,signal=off,logfile=$console"
+	       -serial chardev:con)
+fi
 printf '%q ' "${qemu[@]}" >"$outdir/qemu.cmd"
 echo >>"$outdir/qemu.cmd"
 
@@ -261,16 +281,103 @@ verdict() {
 	exit 1
 }
 
-progress "$GUEST_NAME: starting QEMU ($QEMU_SMP, timeout ${timeout}s), results in $outdir"
-start=$(now)
-timeout -k 10 "$timeout" "${qemu[@]}" </dev/null >"$outdir/qemu.log" 2>&1 &
-qpid=$!
-trap 'kill "$qpid" 2>/dev/null || true; [[ $late -eq 0 ]] || rm -f "$ram"' EXIT
+# judge: the verdict from the console and the results, most telling
+# reason first.
+judge() {
+	clean=$(tr -d '\r' <"$console" | grep -v '^SCHEDSERIES-' || true)
+	if ! grep -q 'Linux version' <<<"$clean" && [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]]; then
+		verdict "FAIL $GUEST_NAME: QEMU failed (exit $rc): $(tail -n1 "$outdir/qemu.log")"
+	fi
+	# The kernel that booted must be the last one built in KERNEL's O=
+	# directory (a stale image once came out of ccache, see scripts/kcc.sh).
+	kout=${kernel%/arch/*/boot/*}
+	if [[ $kout != "$kernel" && -f $kout/include/generated/utsversion.h ]]; then
+		want=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$kout/include/generated/utsversion.h")
+		line=$(grep -m1 -o 'Linux version .*' <<<"$clean" || true)
+		[[ -z $want || -z $line || $line == *" $want" ]] ||
+			verdict "FAIL $GUEST_NAME: stale kernel image: it booted '${line##*) }', the last build in $kout is '$want'"
+	fi
+	line=$(grep -m1 'Kernel panic' <<<"$clean" || true)
+	[[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel panic: ${line#\[*\] }"
+	line=$(console_badness "$console" | sed -n 1p)
+	[[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel badness: ${line#\[*\] }"
+	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+		last=$(tr -d '\r' <"$console" | sed '/^$/d' | tail -n1)
+		verdict "FAIL $GUEST_NAME: timeout after ${timeout}s, last console line: ${last:-<none>}"
+	fi
+	line=$(tr -d '\r' <"$console" | sed -n 's/^SCHEDSERIES-FAIL: topology: //p' | paste -sd';' - | sed 's/;/; /g')
+	[[ -n $line ]] && verdict "FAIL $GUEST_NAME: topology mismatch: $line"
+	if [[ ! -f $outdir/guest.done ]]; then
+		# With -D the guest may have finished and failed to hand its results over.
+		line=$(tr -d '\r' <"$console" | grep -m1 '^SCHEDSERIES-FAIL: .*9p results share' || true)
+		[[ -n $line ]] && verdict "FAIL $GUEST_NAME: no guest.done: ${line#SCHEDSERIES-FAIL: }"
+		verdict "FAIL $GUEST_NAME: no guest.done (QEMU exit $rc), guest did not finish"
+	fi
+	failed=()
+	summary=()
+	for t in ${tests//,/ } ${guestcmd:+cmd}; do
+		trc=$(cat "$outdir/$t.rc" 2>/dev/null || echo missing)
+		case $trc in
+		0) summary+=("$t=ok") ;;
+		4) summary+=("$t=skip") ;;
+		124) failed+=("$t=timeout") ;;
+		*) failed+=("$t=rc$trc") ;;
+		esac
+	done
+	[[ ${#failed[@]} -eq 0 ]] ||
+		verdict "FAIL $GUEST_NAME: tests failed: ${failed[*]} (see $outdir/TEST.tap)"
+	done_rc=$(sed -n 's/^rc=//p' "$outdir/guest.done")
+	[[ $done_rc == 0 ]] ||
+		verdict "FAIL $GUEST_NAME: guest reported rc=$done_rc: $(tr -d '\r' <"$console" | grep -m1 '^SCHEDSERIES-FAIL' || echo 'see console.log')"
+	what=${summary[*]:-no tests}
+	[[ $shell -eq 0 || -n ${summary[*]} ]] || what="shell left"
+	verdict "PASS $GUEST_NAME: $what (${boot_wall:+boot ${boot_wall}s wall/${boot_guest:-?}s guest, }total ${wall}s)"
+}
 
-# Follow the console while QEMU runs: one progress line per stage.
+
+# shell_run: QEMU with the console on this terminal (no timeout), or
+# with standard input typed into the guest's shell once it is up, then
+# "exit" (the guest's tty echoes it into the console).  Sets rc.
+shell_run() {
+	local input fifo
+	rc=0
+	if [[ -t 0 ]]; then
+		progress "$GUEST_NAME: starting QEMU ($QEMU_SMP), results in $outdir; the shell comes after the boot, 'exit' powers off, Ctrl-A X quits QEMU"
+		"${qemu[@]}" 2>"$outdir/qemu.log" || rc=$?
+		return 0
+	fi
+	input=$(mktemp "${TMPDIR:-/tmp}/shell-in.XXXXXX")
+	fifo=$input.fifo
+	trap 'rm -f "$input" "$fifo"' EXIT
+	cat >"$input"
+	printf '\nexit\n' >>"$input"
+	mkfifo "$fifo"
+	progress "$GUEST_NAME: starting QEMU ($QEMU_SMP, timeout ${timeout}s), results in $outdir; standard input goes to its shell"
+	timeout -k 10 "$timeout" "${qemu[@]}" <"$fifo" 2>"$outdir/qemu.log" &
+	qpid=$!
+	exec 3>"$fifo"
+	n=0
+	while kill -0 "$qpid" 2>/dev/null && ! grep -q '^SCHEDSERIES-SHELL-READY' "$console"; do
+		# An initramfs of an older scripts/guest/init.sh has no READY.
+		grep -q '^SCHEDSERIES-GUEST-EXIT' "$console" && n=$((n + 1))
+		if [[ $n -gt 150 ]]; then
+			progress "$GUEST_NAME: no SCHEDSERIES-SHELL-READY 30 s after the guest's exit line (an initramfs older than scripts/guest/init.sh?)"
+			kill "$qpid"
+			break
+		fi
+		sleep 0.2
+	done
+	if kill -0 "$qpid" 2>/dev/null; then
+		cat "$input" >&3 || true
+	fi
+	exec 3>&-
+	wait "$qpid" || rc=$?
+	rm -f "$input" "$fifo"
+	trap - EXIT
+}
+
+# follow: the console's new lines, one progress line per stage.
 seen=0
-boot_wall=
-boot_guest=
 follow() {
 	local total line
 	total=$(wc -l <"$console")
@@ -302,66 +409,31 @@ follow() {
 	done < <(head -n "$total" "$console" | tail -n +$((seen + 1)))
 	seen=$total
 }
-while kill -0 "$qpid" 2>/dev/null; do
+
+start=$(now)
+boot_wall=
+boot_guest=
+if [[ $shell -eq 1 ]]; then
+	shell_run
+else
+	progress "$GUEST_NAME: starting QEMU ($QEMU_SMP, timeout ${timeout}s), results in $outdir"
+	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null >"$outdir/qemu.log" 2>&1 &
+	qpid=$!
+	trap 'kill "$qpid" 2>/dev/null || true; [[ $late -eq 0 ]] || rm -f "$ram"' EXIT
+	while kill -0 "$qpid" 2>/dev/null; do
+		follow
+		sleep 0.3
+	done
+	rc=0
+	wait "$qpid" || rc=$?
+	trap - EXIT
+	[[ $late -eq 0 ]] || rm -f "$ram"
 	follow
-	sleep 0.3
-done
-rc=0
-wait "$qpid" || rc=$?
-trap - EXIT
-[[ $late -eq 0 ]] || rm -f "$ram"
-follow
+fi
 wall=$(since "$start")
 progress "$GUEST_NAME: QEMU exited with $rc after ${wall}s"
 # run_kselftest.sh's TAP, test by test, before any verdict: a run that
 # fails on a splat or a timeout keeps the results of its tests.
 # shellcheck disable=SC2086 # the list splits on purpose
 [[ -f $outdir/kselftest.tap ]] && ktap_split "$outdir/kselftest.tap" "$outdir" ${tests//,/ }
-
-# The judgement, most telling reason first.
-clean=$(tr -d '\r' <"$console" | grep -v '^SCHEDSERIES-' || true)
-if ! grep -q 'Linux version' <<<"$clean" && [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]]; then
-	verdict "FAIL $GUEST_NAME: QEMU failed (exit $rc): $(tail -n1 "$outdir/qemu.log")"
-fi
-# The kernel that booted must be the last one built in KERNEL's O=
-# directory (a stale image once came out of ccache, see scripts/kcc.sh).
-kout=${kernel%/arch/*/boot/*}
-if [[ $kout != "$kernel" && -f $kout/include/generated/utsversion.h ]]; then
-	want=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$kout/include/generated/utsversion.h")
-	line=$(grep -m1 -o 'Linux version .*' <<<"$clean" || true)
-	[[ -z $want || -z $line || $line == *" $want" ]] ||
-		verdict "FAIL $GUEST_NAME: stale kernel image: it booted '${line##*) }', the last build in $kout is '$want'"
-fi
-line=$(grep -m1 'Kernel panic' <<<"$clean" || true)
-[[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel panic: ${line#\[*\] }"
-line=$(console_badness "$console" | sed -n 1p)
-[[ -n $line ]] && verdict "FAIL $GUEST_NAME: kernel badness: ${line#\[*\] }"
-if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-	last=$(tr -d '\r' <"$console" | sed '/^$/d' | tail -n1)
-	verdict "FAIL $GUEST_NAME: timeout after ${timeout}s, last console line: ${last:-<none>}"
-fi
-line=$(tr -d '\r' <"$console" | sed -n 's/^SCHEDSERIES-FAIL: topology: //p' | paste -sd';' - | sed 's/;/; /g')
-[[ -n $line ]] && verdict "FAIL $GUEST_NAME: topology mismatch: $line"
-if [[ ! -f $outdir/guest.done ]]; then
-	# With -D the guest may have finished and failed to hand its results over.
-	line=$(tr -d '\r' <"$console" | grep -m1 '^SCHEDSERIES-FAIL: .*9p results share' || true)
-	[[ -n $line ]] && verdict "FAIL $GUEST_NAME: no guest.done: ${line#SCHEDSERIES-FAIL: }"
-	verdict "FAIL $GUEST_NAME: no guest.done (QEMU exit $rc), guest did not finish"
-fi
-failed=()
-summary=()
-for t in ${tests//,/ } ${guestcmd:+cmd}; do
-	trc=$(cat "$outdir/$t.rc" 2>/dev/null || echo missing)
-	case $trc in
-	0) summary+=("$t=ok") ;;
-	4) summary+=("$t=skip") ;;
-	124) failed+=("$t=timeout") ;;
-	*) failed+=("$t=rc$trc") ;;
-	esac
-done
-[[ ${#failed[@]} -eq 0 ]] ||
-	verdict "FAIL $GUEST_NAME: tests failed: ${failed[*]} (see $outdir/TEST.tap)"
-done_rc=$(sed -n 's/^rc=//p' "$outdir/guest.done")
-[[ $done_rc == 0 ]] ||
-	verdict "FAIL $GUEST_NAME: guest reported rc=$done_rc: $(tr -d '\r' <"$console" | grep -m1 '^SCHEDSERIES-FAIL' || echo 'see console.log')"
-verdict "PASS $GUEST_NAME: ${summary[*]:-no tests} (boot ${boot_wall:-?}s wall/${boot_guest:-?}s guest, total ${wall}s)"
+judge

@@ -19,8 +19,14 @@
 #               those instead of its GUEST_TESTS
 #   -v          stream each guest's console to stdout as it runs
 #
-# Environment: KSRC=/path uses that kernel tree instead of Debian's
-# linux-source-7.3; SCHED_CACHE (default /var/cache/schedseries) holds the
+# Environment: KERNEL=IMAGE boots that bzImage or arm64 Image (a kernel
+# you built) instead of building one, in the guests of its arch (GUEST
+# names must be of it); its config (KCONFIG=FILE, else the .config of
+# the O= directory it sits in, config-VERSION beside it, or its own
+# CONFIG_IKCONFIG) must have, built in, what the tarball's sched/config
+# and the harness need, or nothing boots and one error names each option
+# missing; base.txt names the image.  KSRC=/path uses that kernel tree
+# instead of Debian's linux-source-7.3; SCHED_CACHE (default /var/cache/schedseries) holds the
 # trees, builds, ccache and initramfs.  KSFT_DROP=TEST (a mutation) drops
 # TEST from the selftests' TEST_GEN_PROGS unchecked, so that the guest
 # run has to name it (scripts/kselftest-tarball.sh -n).
@@ -68,6 +74,18 @@ fi
 for g in "${guests[@]}"; do
 	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
 done
+# A user's kernel boots in the guests of its arch; the others are left out.
+if [[ -n ${KERNEL:-} ]]; then
+	karch=$(user_kernel_arch "$KERNEL")
+	same=() other=()
+	for g in "${guests[@]}"; do
+		if [[ $(guest_arch "$g") == "$karch" ]]; then same+=("$g"); else other+=("$g"); fi
+	done
+	[[ ${#same[@]} -gt 0 ]] ||
+		die "KERNEL $KERNEL is $karch, and no guest of '${guests[*]}' is; the $karch guests: $(grep -l "^GUEST_ARCH=$karch\$" "$REPO"/guests/*.conf | sed 's|.*/||; s|\.conf$||' | tr '\n' ' ')(make test GUESTS=...)"
+	[[ ${#other[@]} -eq 0 ]] || progress "KERNEL is $karch: not booting ${other[*]}"
+	guests=("${same[@]}")
+fi
 
 # Each guest runs its GUEST_TESTS (with -c, its CI_TESTS where the conf
 # sets them, even empty), less those that -T does not name.  A guest
@@ -138,16 +156,11 @@ for g in "${guests[@]}"; do
 done
 declare -A kernel initrd
 for a in "${archs[@]}"; do
-	"$REPO/scripts/build-kernel.sh" "$a" >"$res/build-$a.out" ||
-		{ cat "$res/build-$a.out"; die "kernel build failed for $a"; }
-	grep -v '^/' "$res/build-$a.out" || true
-	kernel[$a]=$(tail -n1 "$res/build-$a.out")
-	progress "building the kselftest tarball for $a"
-	run_logged "$res/kselftest-$a.log" "$REPO/scripts/kselftest-tarball.sh" -g $ksft_opts \
-		-o "$res" "$a" || die "kselftest tarball failed for $a, log $res/kselftest-$a.log"
-	initrd[$a]=$CACHE/initramfs-$a.cpio.gz
-	"$REPO/scripts/mk-initramfs.sh" "$a" "${initrd[$a]}" "$(tail -n1 "$res/kselftest-$a.log")"
+	mapfile -t ag < <(for g in "${guests[@]}"; do [[ $(guest_arch "$g") != "$a" ]] || echo "$g"; done)
+	KSFT_OPT=$ksft_opts guest_artifacts "$a" "$res" "${ag[@]}"
+	kernel[$a]=$KIMG initrd[$a]=$KINITRD
 done
+[[ -z ${KERNEL:-} ]] || grep '^kernel' "$res/base.txt" | sed 's/^/  /'
 
 for g in "${guests[@]}"; do
 	a=$(guest_arch "$g")

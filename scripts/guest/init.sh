@@ -15,7 +15,8 @@
 #   schedseries.tests=T,T,...      run_kselftest.sh -t sched:T for each T
 #   schedseries.cmd=PATH[,ARG...]  run one more command (commas become
 #                                  spaces); output in /results/cmd.out
-#   schedseries.shell=1            drop to a shell at the end, no reboot
+#   schedseries.shell=1            a shell on the console at the end
+#                                  (scripts/shell.sh); its exit powers off
 #   schedseries.tools=1            mount the 9p share "tools" (a Debian
 #                                  root from scripts/mk-rootfs.sh) at /tools
 #   schedseries.late=1             no 9p until the end (run-guest.sh -D):
@@ -296,11 +297,18 @@ if [ "$late" = 1 ]; then
 elif [ "$results_ok" = 1 ]; then
 	echo "rc=$rc" >/results/guest.done
 	sync
-	umount /results
 fi
 echo "SCHEDSERIES-GUEST-EXIT rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 if [ "$(arg shell 0)" = 1 ]; then
+	# scripts/shell.sh waits for the READY line before it types.
+	F=/sys/kernel/debug/sched
+	export F
+	echo "=== shell: \$F is $F (features, feat_stats, base_slice_ns, ...);"
+	echo "=== /results is the host's results directory; exit powers off"
+	echo "SCHEDSERIES-SHELL-READY"
 	setsid cttyhack sh
+	sync
 fi
+[ "$late" = 1 ] || [ "$results_ok" != 1 ] || umount /results
 reboot -f
 while :; do sleep 60; done
