@@ -40,13 +40,14 @@ help:
 	@echo "                   results/kselftest-{x86_64,arm64}.tar.gz, for run_kselftest.sh -c sched -S sched:cs_prctl_test"
 	@echo "make lava          the x86_64 kselftest tarball as a LAVA job, run by lava-run (root;"
 	@echo "                   installs lava-dispatcher); LAVA_OPTS=-n: validate only, no boot"
-	@echo "make lava-lab      the same job through a LAVA lab on this machine (lava-server,"
+	@echo "make lava-lab      the x86_64 job and an arm64 one (arm64-juno, big.LITTLE) through a"
+	@echo "                   LAVA lab on this machine (LAVA_ARCHS=\"x86_64 arm64\"; lava-server,"
 	@echo "                   PostgreSQL, scheduler, worker in a chroot, root): submitted with"
 	@echo "                   lavacli, results read back from the server (LAVA_LAB_OPTS:"
 	@echo "                   lava/lava-lab.sh -h); the lab stays up for the next run"
 	@echo "make lava-lab-stop stop the lab: no process of it is left"
-	@echo "make lava-images   the three files of the LAVA job (kernel, ramdisk, kselftest"
-	@echo "                   tarball) under SCHED_CACHE/lava, for a lab of your own"
+	@echo "make lava-images   the files of the LAVA jobs (kernel, ramdisk, kselftest tarball;"
+	@echo "                   arm64: and the DTB) under SCHED_CACHE/lava, for a lab of your own"
 	@echo "make shellcheck    shellcheck every script"
 	@echo "make stress        debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q:"
 	@echo "                   1 min on arm64-dynamiq; -T: the test kernels; stress/stress.sh -h)"
@@ -115,11 +116,21 @@ kselftest-tarball:
 LAVA_DIR = $${SCHED_CACHE:-/var/cache/schedseries}/lava
 LAVA_IMAGES = "$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
 	"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
+LAVA_IMAGES_arm64 = "$${SCHED_CACHE:-/var/cache/schedseries}/out/arm64/arch/arm64/boot/Image" \
+	"$(LAVA_DIR)/lava-ramdisk-arm64.cpio.gz" "$(LAVA_DIR)/kselftest-arm64.tar.gz" \
+	"$(LAVA_DIR)/arm64-juno.dtb"
+LAVA_IMAGES_x86_64 = $(LAVA_IMAGES)
+# The lab's jobs: x86_64 on x86_64-numa, arm64 on arm64-juno.
+LAVA_ARCHS ?= x86_64 arm64
 lava-images:
 	bash -c '. scripts/lib.sh && need_pkgs busybox-static cpio'
 	scripts/build-kernel.sh x86_64
 	scripts/kselftest-tarball.sh -o "$(LAVA_DIR)" x86_64
 	lava/mk-lava-ramdisk.sh "$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz"
+	$(if $(filter arm64,$(LAVA_ARCHS)),scripts/build-kernel.sh arm64)
+	$(if $(filter arm64,$(LAVA_ARCHS)),scripts/kselftest-tarball.sh -g -o "$(LAVA_DIR)" arm64)
+	$(if $(filter arm64,$(LAVA_ARCHS)),lava/mk-lava-ramdisk.sh -a arm64 "$(LAVA_DIR)/lava-ramdisk-arm64.cpio.gz")
+	$(if $(filter arm64,$(LAVA_ARCHS)),scripts/mk-dtb.sh arm64-juno "$(LAVA_DIR)/arm64-juno.dtb")
 
 lava: lava-images
 	bash -c '. scripts/lib.sh && need_pkgs lava-dispatcher lava-common'
@@ -130,9 +141,13 @@ lava: lava-images
 # started here, and the images are not rebuilt (the job carries the sha256
 # of the ones copied there).
 LAVA_LAB_OPTS ?=
+# Each arch's job runs, whatever the one before gave; results in
+# LAVA_LAB_OUT/ARCH (default results/lava-lab-STAMP).
 lava-lab: $(if $(LAVA_URI),,lava-images)
 	$(if $(LAVA_URI),,lava/lava-lab.sh up)
-	lava/lava-lab.sh run -o results/lava-lab-$$(date +%Y%m%d-%H%M%S) $(LAVA_LAB_OPTS) $(LAVA_IMAGES)
+	rc=0; out=$${LAVA_LAB_OUT:-results/lava-lab-$$(date +%Y%m%d-%H%M%S)}; \
+	$(foreach a,$(LAVA_ARCHS),lava/lava-lab.sh run -a $(a) -o "$$out/$(a)" $(LAVA_LAB_OPTS) \
+		$(LAVA_IMAGES_$(a)) || rc=1;) exit $$rc
 
 lava-lab-stop:
 	lava/lava-lab.sh down

@@ -1,29 +1,45 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Sourced by lava-run.sh and lava-lab.sh: the job definition both run.
+# Sourced by lava-run.sh and lava-lab.sh: the job definitions both run.
 
-# job_urls JOB OUT KERNEL_URL RAMDISK_URL TAR_URL [KARGS]: write JOB to OUT
-# with its three image URLs replaced, and KARGS appended to the kernel
-# command line when given.  Fails when a URL or the command line is not
-# found where job-x86_64.yaml has it.
+# job_urls JOB OUT KARGS URL...: write JOB to OUT with its image URLs (the
+# "url:" lines, in order: kernel, ramdisk, kselftest tarball, and for
+# arm64 the dtb) replaced by the URLs given, one each, and KARGS (when
+# not empty) appended to the kernel command line.  Fails when the counts
+# differ or the command line is not where the jobs have it.
 job_urls() {
-	local job=$1 out=$2 k=$3 r=$4 t=$5 kargs=${6:-} u
-	for u in "$k" "$r" "$t"; do
-		# The URL goes into a sed replacement and a QEMU command line unquoted.
+	local job=$1 out=$2 kargs=$3 u n
+	shift 3
+	for u in "$@"; do
+		# The URL goes into a QEMU command line unquoted.
 		[[ $u =~ ^[A-Za-z0-9._/:+-]+$ ]] ||
 			{ echo "job_urls: '$u': only [A-Za-z0-9._/:+-] in URLs" >&2; return 1; }
 	done
 	[[ -z $kargs || $kargs =~ ^[A-Za-z0-9._/=,:+\ -]+$ ]] ||
 		{ echo "job_urls: kernel arguments '$kargs': only [A-Za-z0-9._/=,:+ -]" >&2; return 1; }
-	sed -e "s#url: file:///var/cache/schedseries/lava/bzImage\$#url: $k#" \
-		-e "s#url: file:///var/cache/schedseries/lava/lava-ramdisk-x86_64.cpio.gz\$#url: $r#" \
-		-e "s#url: file:///var/cache/schedseries/lava/kselftest.tar.gz\$#url: $t#" \
-		${kargs:+-e "s#^\( *image_arg: -kernel {kernel} -append \"[^\"]*\)\"\$#\1 $kargs\"#"} \
-		"$job" >"$out" || return 1
-	for u in "$k" "$r" "$t"; do
-		grep -qF "url: $u" "$out" || { echo "job_urls: $job: cannot point a URL at $u" >&2; return 1; }
-	done
-	[[ -z $kargs ]] || grep -qF " $kargs\"" "$out" ||
+	n=$(grep -cE '^ *url: ' "$job")
+	[[ $n -eq $# ]] || { echo "job_urls: $job has $n image URLs, $# given" >&2; return 1; }
+	awk -v urls="$*" -v kargs="$kargs" '
+		BEGIN { split(urls, u, " ") }
+		/^ *url: / { sub(/url: .*/, "url: " u[++i]) }
+		kargs != "" && /^ *image_arg: -kernel \{kernel\} -append "[^"]*"$/ { sub(/"$/, " " kargs "\""); k = 1 }
+		{ print }
+		END { exit (kargs != "" && !k) }' "$job" >"$out" ||
 		{ echo "job_urls: $job: no kernel command line to append '$kargs' to" >&2; return 1; }
+}
+
+# job_tags JOB OUT TAGS: JOB with a "tags:" list of TAGS (comma
+# separated; none: JOB as it is) after its device_type line, so that the
+# scheduler gives it only a device with those tags.
+job_tags() {
+	local job=$1 out=$2 tags=$3
+	[[ $tags =~ ^[A-Za-z0-9_.,-]*$ ]] || { echo "job_tags: bad tags '$tags'" >&2; return 1; }
+	awk -v tags="$tags" '
+		{ print }
+		/^device_type: / && tags != "" {
+			print "tags:"
+			n = split(tags, t, ",")
+			for (i = 1; i <= n; i++) print "- " t[i]
+		}' "$job" >"$out"
 }

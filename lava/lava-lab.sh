@@ -6,26 +6,30 @@
 # lava/ submitted to it with lavacli.
 #
 # Usage: lava-lab.sh [-h] root | up
-#        lava-lab.sh [-h] run [-o OUTDIR] [-x KARGS] [-q SECS] [-w SECS]
-#                             KERNEL RAMDISK KSELFTEST_TAR
+#        lava-lab.sh [-h] run [-a ARCH] [-o OUTDIR] [-x KARGS] [-q SECS]
+#                             [-w SECS] KERNEL RAMDISK KSELFTEST_TAR [DTB]
 #        lava-lab.sh [-h] check | status | down
 #
 #   root    build the lab's root, once (debootstrap bookworm, then
 #           apt-get install lava-server lava-dispatcher lavacli postgresql
-#           procps in it, and qemu-system-x86 from bookworm-backports: the
-#           QEMU of make test's guests, not 7.2, whose multi-threaded TCG
-#           can run a stale int3 of a patched static branch)
+#           procps in it, and qemu-system-x86 and qemu-system-arm from
+#           bookworm-backports: the QEMU of make test's guests, not 7.2,
+#           whose multi-threaded TCG can run a stale int3 of a patched
+#           static branch)
 #   up      root, then start what is not running: PostgreSQL,
 #           lava-server's web and API service (gunicorn on 127.0.0.1), the
 #           scheduler and the worker "lab-worker".  Makes the admin user,
-#           its API token, the device type "qemu" and the device
-#           "x86_64-numa" from device-dict/x86_64-numa.jinja2.  Reuses a
-#           lab that is up.
-#   run     submit job-x86_64.yaml (its file:// URLs pointed at copies of
-#           the three files) with `lavacli jobs submit`, follow it, read
-#           the results back through the server's API and print the same
-#           summary as `make lava`.  Exit status 0 only when the job
-#           completed and no test case failed.
+#           its API token, the device type "qemu" and the devices
+#           "x86_64-numa" and "arm64-juno" from device-dict/, each tagged
+#           with its own name.  Reuses a lab that is up.
+#   run     submit job-ARCH.yaml (its file:// URLs pointed at copies of
+#           the files; arm64 needs the DTB of scripts/mk-dtb.sh arm64-juno)
+#           with `lavacli jobs submit`, follow it, read the results back
+#           through the server's API and print the same summary as `make
+#           lava`.  Exit status 0 only when the job completed and no test
+#           case failed.
+#     -a ARCH    x86_64 (default: the x86_64-numa device) or arm64
+#                (arm64-juno); the job asks for the device's tag
 #     -o OUTDIR  results (default results/lava-lab-STAMP in this repository)
 #     -x KARGS   append KARGS to the job's kernel command line (this run only)
 #     -q SECS    give up when the job is not running after SECS (default
@@ -51,10 +55,13 @@
 #   LAVA_USER          the user the token belongs to
 #   LAVA_TOKEN         an API token (or LAVA_TOKEN_FILE, a file holding it)
 #   LAVA_DEVICE_TYPE   the job's device_type (default qemu)
-#   LAVA_ARTIFACT_URL  where your workers download the three files from:
+#   LAVA_TAGS          device tags the job asks for, comma separated
+#                      (default none)
+#   LAVA_ARTIFACT_URL  where your workers download the files from:
 #                      LAVA_ARTIFACT_URL/{bzImage,ramdisk.cpio.gz,
-#                      kselftest.tar.gz}; copy them there first (run
-#                      says which file goes where; the job checks their
+#                      kselftest.tar.gz} (arm64: Image, ... and
+#                      guest.dtb); copy them there first (run says
+#                      which file goes where; the job checks their
 #                      sha256)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,8 +83,10 @@ URL=http://127.0.0.1:$PORT
 SUITE=bookworm
 PKGS="postgresql lava-server lava-dispatcher lavacli procps"
 # From $SUITE-backports, as the guests' QEMU (QEMU_SUITE).
-BPO_PKGS="qemu-system-x86"
-DEVICE=x86_64-numa
+BPO_PKGS="qemu-system-x86 qemu-system-arm"
+DEVICES="x86_64-numa arm64-juno"
+# The device of each arch's job.
+declare -A DEVICE_OF=([x86_64]=x86_64-numa [arm64]=arm64-juno)
 WORKER=lab-worker
 CHROOT_PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -308,13 +317,20 @@ objects_up() {
 		umask 077
 		echo "$tok" >"$d/worker-token"
 	)
-	cp "$here/dispatcher.yaml" "$here/device-dict/$DEVICE.jinja2" "$d/"
+	cp "$here/dispatcher.yaml" "$d/"
 	L workers config set "$WORKER" /srv/lava-lab/dispatcher.yaml >/dev/null
-	manage devices details "$DEVICE" >/dev/null 2>&1 ||
-		manage devices add "$DEVICE" --device-type qemu --worker "$WORKER" \
-			--description "lava/device-dict/$DEVICE.jinja2" >/dev/null
-	L devices dict set "$DEVICE" "/srv/lava-lab/$DEVICE.jinja2" >/dev/null
-	manage devices update "$DEVICE" --health GOOD >/dev/null
+	# One device type, so each device carries its name as a tag and each
+	# job asks for its device's tag.
+	for dev in $DEVICES; do
+		cp "$here/device-dict/$dev.jinja2" "$d/"
+		L tags show "$dev" >/dev/null 2>&1 || L tags add "$dev" >/dev/null
+		manage devices details "$dev" >/dev/null 2>&1 ||
+			manage devices add "$dev" --device-type qemu --worker "$WORKER" \
+				--description "lava/device-dict/$dev.jinja2" >/dev/null
+		L devices dict set "$dev" "/srv/lava-lab/$dev.jinja2" >/dev/null
+		L devices tags list "$dev" 2>/dev/null | grep -qw "$dev" || L devices tags add "$dev" "$dev" >/dev/null
+		manage devices update "$dev" --health GOOD >/dev/null
+	done
 }
 
 worker_state() {
@@ -349,7 +365,7 @@ up() {
 	objects_up
 	worker_up
 	running scheduler || die "lava-scheduler is not running, log $R/var/log/lava-lab/scheduler.log"
-	progress "lava-lab: up at $URL (device $DEVICE, worker $WORKER); lava-lab.sh down stops it"
+	progress "lava-lab: up at $URL (devices $DEVICES, worker $WORKER); lava-lab.sh down stops it"
 }
 
 # Every process whose root is the lab's: none once the lab is down.
@@ -417,8 +433,10 @@ status() {
 	if http_ok /api/help/; then
 		echo "  web: $URL answers"
 		echo "  worker $WORKER: $(worker_state || echo unknown)"
-		L devices show "$DEVICE" --yaml 2>&1 |
-			awk '$1 == "state:" || $1 == "health:" { print "  device '"$DEVICE"' " $0 }' || true
+		for dev in $DEVICES; do
+			L devices show "$dev" --yaml 2>&1 |
+				awk '$1 == "state:" || $1 == "health:" { print "  device '"$dev"' " $0 }' || true
+		done
 	fi
 }
 
@@ -489,7 +507,7 @@ diagnose() {
 	if [[ -z $remote ]]; then
 		running worker || echo "lava-lab.sh: the worker process is not running" >&2
 		L workers show "$WORKER" --yaml 2>&1 | grep -E '^(state|health|last_ping):' | sed 's/^/  worker: /' >&2 || true
-		L devices show "$DEVICE" --yaml 2>&1 | grep -E '^(state|health):' | sed 's/^/  device: /' >&2 || true
+		L devices show "$DEVICE" --yaml 2>&1 | grep -E '^(state|health):' | sed "s/^/  device $DEVICE: /" >&2 || true
 	else
 		echo "lava-lab.sh: devices of type ${LAVA_DEVICE_TYPE:-qemu} on $LAVA_URI:" >&2
 		lc devices list 2>&1 | grep -F "(${LAVA_DEVICE_TYPE:-qemu})" | sed 's/^/  /' >&2 || true
@@ -498,11 +516,13 @@ diagnose() {
 
 run_job() {
 	local outdir='' kargs='' qwait='' wmax=2700 opt id show state t0 now rc=0 src=0 jd='' cpath f
-	local -a urls
+	local arch=x86_64 job tags i
+	local -a urls names
 	OPTIND=1
-	while getopts ho:x:q:w: opt; do
+	while getopts ha:o:x:q:w: opt; do
 		case $opt in
 		h) usage 0 ;;
+		a) arch=$OPTARG ;;
 		o) outdir=$OPTARG ;;
 		x) kargs=$OPTARG ;;
 		q) qwait=$OPTARG ;;
@@ -511,7 +531,15 @@ run_job() {
 		esac
 	done
 	shift $((OPTIND - 1))
-	[[ $# -eq 3 ]] || usage 2
+	case $arch in
+	x86_64) names=(bzImage ramdisk.cpio.gz kselftest.tar.gz) ;;
+	arm64) names=(Image ramdisk.cpio.gz kselftest.tar.gz guest.dtb) ;;
+	*) die "bad -a '$arch' (x86_64 or arm64)" ;;
+	esac
+	[[ $# -eq ${#names[@]} ]] || die "run -a $arch takes ${#names[@]} files: ${names[*]}"
+	DEVICE=${DEVICE_OF[$arch]}
+	job=$here/job-$arch.yaml
+	tags=$DEVICE
 	# A shared lab's queue can be long.
 	[[ -n $qwait ]] || qwait=$([[ -n ${LAVA_URI:-} ]] && echo 1800 || echo 180)
 	[[ $qwait =~ ^[1-9][0-9]*$ && $wmax =~ ^[1-9][0-9]*$ ]] || die "bad -q or -w (seconds, > 0)"
@@ -525,7 +553,8 @@ run_job() {
 	if [[ -n ${LAVA_URI:-} ]]; then
 		[[ -n ${LAVA_USER:-} ]] || die "LAVA_URI without LAVA_USER"
 		[[ -n ${LAVA_ARTIFACT_URL:-} ]] ||
-			die "LAVA_URI without LAVA_ARTIFACT_URL (where your workers fetch bzImage, ramdisk.cpio.gz and kselftest.tar.gz)"
+			die "LAVA_URI without LAVA_ARTIFACT_URL (where your workers fetch ${names[*]})"
+		tags=${LAVA_TAGS:-}
 		local tok=${LAVA_TOKEN:-}
 		[[ -n $tok || -z ${LAVA_TOKEN_FILE:-} ]] || tok=$(cat "$LAVA_TOKEN_FILE")
 		[[ -n $tok ]] || die "LAVA_URI without LAVA_TOKEN or LAVA_TOKEN_FILE"
@@ -539,31 +568,32 @@ run_job() {
 				"$LAVA_URI" "$LAVA_USER" "$tok" >"$remote/lavacli.yaml"
 		)
 		local a=${LAVA_ARTIFACT_URL%/}
-		urls=("$a/bzImage" "$a/ramdisk.cpio.gz" "$a/kselftest.tar.gz")
+		urls=("${names[@]/#/$a/}")
 		echo "lava-lab.sh: the job downloads, and you copy there first:" >&2
-		for f in 0 1 2; do
-			echo "  ${urls[f]}  <-  $(realpath "${*:f+1:1}")" >&2
+		for ((i = 0; i < ${#urls[@]}; i++)); do
+			echo "  ${urls[i]}  <-  $(realpath "${*:i+1:1}")" >&2
 		done
-		job_urls "$here/job-x86_64.yaml" "$outdir/job.yaml.tmp" "${urls[@]}" "$kargs" ||
+		job_urls "$job" "$outdir/job.yaml.tmp" "$kargs" "${urls[@]}" ||
 			die "cannot write the job"
 		[[ ${LAVA_DEVICE_TYPE:-qemu} =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad LAVA_DEVICE_TYPE"
-		# The job checks that the files it downloads are these ones.
+		# The job checks that the files it downloads are these ones: the
+		# sha256 of each follows its url line.
 		local sums=()
 		for f in "$@"; do
 			sums+=("$(sha256sum <"$f" | cut -d' ' -f1)")
 		done
-		awk -v u0="${urls[0]}" -v u1="${urls[1]}" -v u2="${urls[2]}" \
-			-v s0="${sums[0]}" -v s1="${sums[1]}" -v s2="${sums[2]}" -v t="${LAVA_DEVICE_TYPE:-qemu}" '
+		awk -v sums="${sums[*]}" -v t="${LAVA_DEVICE_TYPE:-qemu}" '
+			BEGIN { split(sums, s, " ") }
 			/^device_type: qemu$/ { print "device_type: " t; next }
 			{ print }
 			$1 == "url:" {
 				ind = $0; sub(/url:.*/, "", ind)
-				if ($2 == u0) print ind "sha256sum: " s0
-				if ($2 == u1) print ind "sha256sum: " s1
-				if ($2 == u2) print ind "sha256sum: " s2
-			}' "$outdir/job.yaml.tmp" >"$outdir/job.yaml"
+				print ind "sha256sum: " s[++i]
+			}' "$outdir/job.yaml.tmp" >"$outdir/job.yaml.tmp2"
 		rm -f "$outdir/job.yaml.tmp"
-		[[ $(grep -c '^ *sha256sum: ' "$outdir/job.yaml") -eq 3 ]] || die "cannot add the sha256 sums to the job"
+		[[ $(grep -c '^ *sha256sum: ' "$outdir/job.yaml.tmp2") -eq $# ]] || die "cannot add the sha256 sums to the job"
+		job_tags "$outdir/job.yaml.tmp2" "$outdir/job.yaml" "$tags"
+		rm -f "$outdir/job.yaml.tmp2"
 		cpath=$outdir/job.yaml
 	else
 		if ! anchor_pid >/dev/null || ! http_ok /api/help/; then
@@ -577,16 +607,20 @@ run_job() {
 		jd=/srv/lava-lab/jobs/$(basename "$outdir")
 		rm -rf "${R:?}$jd"
 		mkdir -p "$R$jd"
-		cp "$1" "$R$jd/bzImage"
-		cp "$2" "$R$jd/ramdisk.cpio.gz"
-		cp "$3" "$R$jd/kselftest.tar.gz"
-		urls=("file://$jd/bzImage" "file://$jd/ramdisk.cpio.gz" "file://$jd/kselftest.tar.gz")
-		job_urls "$here/job-x86_64.yaml" "$outdir/job.yaml" "${urls[@]}" "$kargs" ||
+		urls=()
+		for ((i = 0; i < ${#names[@]}; i++)); do
+			cp "${*:i+1:1}" "$R$jd/${names[i]}"
+			urls+=("file://$jd/${names[i]}")
+		done
+		job_urls "$job" "$outdir/job.yaml.tmp" "$kargs" "${urls[@]}" ||
 			die "cannot write the job"
+		job_tags "$outdir/job.yaml.tmp" "$outdir/job.yaml" "$tags"
+		rm -f "$outdir/job.yaml.tmp"
 		cp "$outdir/job.yaml" "$R$jd/job.yaml"
 		cpath=$jd/job.yaml
-		local qv
-		qv=$(ns_run qemu-system-x86_64 --version 2>&1 | sed -n 1p) || qv="unknown ($qv)"
+		local qv q=qemu-system-x86_64
+		[[ $arch == x86_64 ]] || q=qemu-system-aarch64
+		qv=$(ns_run "$q" --version 2>&1 | sed -n 1p) || qv="unknown ($qv)"
 		echo "lab QEMU: $qv" | tee "$outdir/qemu.txt"
 	fi
 
@@ -666,20 +700,24 @@ run_job() {
 }
 
 check() {
-	local out=$S/check jd=/srv/lava-lab/check
+	local out=$S/check jd=/srv/lava-lab/check a n
 	up
 	mkdir -p "$R$jd"
-	job_urls "$here/job-x86_64.yaml" "$R$jd/job.yaml" file:///srv/lava-lab/check/bzImage \
-		file:///srv/lava-lab/check/ramdisk.cpio.gz file:///srv/lava-lab/check/kselftest.tar.gz ||
-		die "cannot write the job"
-	L jobs validate "$jd/job.yaml" || die "the server rejects the job"
-	echo "ok: the server validates $here/job-x86_64.yaml"
+	for a in x86_64 arm64; do
+		n=$(grep -cE '^ *url: ' "$here/job-$a.yaml")
+		# shellcheck disable=SC2046 # n URLs
+		job_urls "$here/job-$a.yaml" "$R$jd/job.yaml.tmp" "" \
+			$(seq -f "file:///srv/lava-lab/check/f%g" "$n") || die "cannot write the job"
+		job_tags "$R$jd/job.yaml.tmp" "$R$jd/job.yaml" "${DEVICE_OF[$a]}"
+		L jobs validate "$jd/job.yaml" || die "the server rejects job-$a.yaml"
+		echo "ok: the server validates $here/job-$a.yaml"
+	done
 	mkdir -p "$out"
-	L devices dict get --render "$DEVICE" >"$out/device.yaml"
+	L devices dict get --render x86_64-numa >"$out/device.yaml"
 	if ! diff -u <(sed 1,2d "$here/device-x86_64.yaml") "$out/device.yaml"; then
-		die "the server renders $DEVICE unlike lava/device-x86_64.yaml (diff above)"
+		die "the server renders x86_64-numa unlike lava/device-x86_64.yaml (diff above)"
 	fi
-	echo "ok: the server renders $DEVICE as lava/device-x86_64.yaml"
+	echo "ok: the server renders x86_64-numa as lava/device-x86_64.yaml"
 	[[ $(worker_state) == Online ]] || die "worker $WORKER is not online"
 	echo "ok: worker $WORKER online"
 }

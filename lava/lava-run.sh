@@ -81,7 +81,7 @@ job_id=$(basename "$outdir" | tr -c 'A-Za-z0-9_.\n-' '_')
 [[ ! -e /var/lib/lava/dispatcher/tmp/$job_id ]] ||
 	die "job id '$job_id' in use (/var/lib/lava/dispatcher/tmp/$job_id): pick another -o"
 
-job_urls "$job" "$outdir/job.yaml" "file://${paths[0]}" "file://${paths[1]}" \
+job_urls "$job" "$outdir/job.yaml" "" "file://${paths[0]}" "file://${paths[1]}" \
 	"file://${paths[2]}" || die "cannot write $outdir/job.yaml"
 
 "$here/validate.py" --device "$device" "$outdir/job.yaml"

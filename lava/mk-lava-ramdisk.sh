@@ -1,32 +1,36 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Make the x86_64 ramdisk the LAVA kselftest job boots.
+# Make the ramdisk the LAVA kselftest job boots.
 #
-# Usage: mk-lava-ramdisk.sh [-h] OUTFILE
+# Usage: mk-lava-ramdisk.sh [-h] [-a ARCH] OUTFILE
 #
 #   OUTFILE   the gzip'd newc cpio to write (the job's "ramdisk" image)
+#   -a ARCH   x86_64 (default) or arm64
 #   -h        show this help
 #
-# The ramdisk holds the host's static busybox (busybox-static), lava-init.sh
-# (next to this script) as /init, and coreutils' timeout with the two
-# libraries it links (libc and the dynamic loader), because
-# kselftest's runner.sh calls "/usr/bin/timeout --foreground".  The
-# kselftest tarball is not in it: LAVA adds it at deploy time (the
-# ramdisk's "overlays" in the job), under /opt/kselftest.
+# The ramdisk holds a static busybox, lava-init.sh (next to this script)
+# as /init, and coreutils' timeout with the two libraries it links (libc
+# and the dynamic loader), because kselftest's runner.sh calls
+# "/usr/bin/timeout --foreground".  x86_64 takes them from this machine
+# (busybox-static, coreutils); arm64 from Debian's arm64 packages:
+# busybox-static:arm64 (fetched when missing, as scripts/mk-initramfs.sh
+# does) and the guest root of scripts/kselftest-tarball.sh -g arm64.  The kselftest tarball is not in it:
+# LAVA adds it at deploy time (the ramdisk's "overlays" in the job),
+# under /opt/kselftest.
 set -euo pipefail
 
 usage() {
-	sed -n '3,16s/^# \{0,1\}//p' "$0"
+	sed -n '3,21s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
-die() {
-	echo "mk-lava-ramdisk: $*" >&2
-	exit 1
-}
-while getopts h opt; do
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+arch=x86_64
+while getopts ha: opt; do
 	case $opt in
 	h) usage 0 ;;
+	a) arch=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
@@ -36,23 +40,39 @@ out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 init=$here/lava-init.sh
 [[ -f $init ]] || die "no $init"
-for f in /bin/busybox /usr/bin/timeout /lib64/ld-linux-x86-64.so.2 \
-	/lib/x86_64-linux-gnu/libc.so.6; do
-	[[ -e $f ]] || die "missing $f (apt-get install busybox-static coreutils)"
+case $arch in
+x86_64)
+	src=/
+	libs=(lib64/ld-linux-x86-64.so.2 lib/x86_64-linux-gnu/libc.so.6)
+	hint="apt-get install busybox-static coreutils"
+	;;
+arm64)
+	src=$CACHE/kselftest/arm64/guest
+	libs=(lib/ld-linux-aarch64.so.1 lib/aarch64-linux-gnu/libc.so.6)
+	hint="scripts/kselftest-tarball.sh -g arm64 makes them"
+	;;
+*) die "bad -a '$arch' (x86_64 or arm64)" ;;
+esac
+busybox=/bin/busybox
+[[ $arch == x86_64 ]] || busybox=$(busybox_path "$arch")
+for f in "$busybox" "$src/usr/bin/timeout" "${libs[@]/#/$src/}"; do
+	[[ -e $f ]] || die "missing $f ($hint)"
 done
 command -v cpio >/dev/null || die "no cpio (apt-get install cpio)"
-file -L /bin/busybox | grep -q 'statically linked' || die "/bin/busybox is not static"
+file -L "$busybox" | grep -q 'statically linked' || die "$busybox is not static"
 
 stage=$(mktemp -d)
 chmod 755 "$stage"
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib64,lib/x86_64-linux-gnu,dev,proc,sys,tmp,root,opt/kselftest,etc}
-cp /bin/busybox "$stage/bin/busybox"
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,root,opt/kselftest,etc}
+cp "$busybox" "$stage/bin/busybox"
 cp "$init" "$stage/init"
 chmod 755 "$stage/init"
-cp /usr/bin/timeout "$stage/usr/bin/timeout"
-cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib64/ld-linux-x86-64.so.2"
-cp -L /lib/x86_64-linux-gnu/libc.so.6 "$stage/lib/x86_64-linux-gnu/libc.so.6"
+cp -L "$src/usr/bin/timeout" "$stage/usr/bin/timeout"
+for f in "${libs[@]}"; do
+	mkdir -p "$stage/${f%/*}"
+	cp -L "$src/$f" "$stage/$f"
+done
 # The kernel opens /dev/console before /init runs.
 mknod -m 600 "$stage/dev/console" c 5 1
 (cd "$stage" && find . -print0 | LC_ALL=C sort -z |

@@ -235,14 +235,24 @@ lab_check() {
 	if [[ $("$REPO/lava/lava-lab.sh" status | head -n1) == "lava-lab: down" ]]; then
 		lab_started=1
 	fi
-	make -C "$REPO" --no-print-directory lava-lab LAVA_LAB_OPTS="-o $res/lava-lab" || rc=$?
+	make -C "$REPO" --no-print-directory lava-lab LAVA_LAB_OUT="$res/lava-lab" || rc=$?
 	# The reason goes first, where the summary reads it (the lab's
 	# shutdown prints after it).
 	if [[ $rc -ne 0 ]]; then
-		echo "FAIL: make lava-lab exited $rc: $(grep -E '^(job [0-9]+:|fail )' \
-			"$res/lava-lab/summary.txt" 2>/dev/null | paste -sd';' -)$(grep -m1 '^failure_comment:' \
-			"$res/lava-lab/job-show.yaml" 2>/dev/null | sed 's/^/; /')"
+		echo "FAIL: make lava-lab exited $rc:$(for a in x86_64 arm64; do
+			echo " $a: $(grep -E '^(job [0-9]+:|fail )' "$res/lava-lab/$a/summary.txt" 2>/dev/null |
+				paste -sd';' -)$(grep -m1 '^failure_comment:' "$res/lava-lab/$a/job-show.yaml" 2>/dev/null |
+				sed 's/^/; /')"
+		done | paste -sd';' -)"
 	fi
+	# Both jobs ran, and each ran the arch's tests (the lab's own summary
+	# already failed the run on a failed case).
+	for a in x86_64 arm64; do
+		grep -qE '^job [0-9]+: health Complete$' "$res/lava-lab/$a/summary.txt" 2>/dev/null ||
+			{ echo "FAIL: no completed $a job in $res/lava-lab/$a"; rc=1; }
+	done
+	grep -E '^pass .*(misfit|asym_prev)' "$res/lava-lab/arm64/summary.txt" 2>/dev/null | grep -c . |
+		grep -qx 2 || { echo "FAIL: misfit and asym_prev did not both pass in the arm64 job"; rc=1; }
 	if [[ -n $lab_started ]]; then
 		make -C "$REPO" --no-print-directory lava-lab-stop || rc=1
 		lab_started=

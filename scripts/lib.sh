@@ -635,3 +635,26 @@ user_kernel_check() {
 	echo "kernel: KERNEL=$img, sha256 $(sha256sum "$img" | cut -c1-16), ${ver:-version unknown}"
 	echo "kernel config: $cfg, sha256 $(sha256sum "$cfg" | cut -c1-16); checked for$(tr '\n' ' ' <<<" $need" | tr -s ' ')"
 }
+
+# busybox_path ARCH: the path of a static busybox for ARCH: the host's
+# busybox-static for x86_64, else busybox-static:ARCH unpacked under the
+# cache.
+busybox_path() {
+	local deb dir=$CACHE/busybox-$1
+	case $1 in
+	x86_64)
+		need_pkgs busybox-static
+		echo /bin/busybox
+		;;
+	arm64 | i386)
+		if [[ ! -x $dir/bin/busybox ]]; then
+			deb=$(deb_get busybox-static "$1")
+			rm -rf "$dir.tmp"
+			dpkg -x "$deb" "$dir.tmp" || die "dpkg -x $deb failed"
+			rm -rf "$dir"
+			mv "$dir.tmp" "$dir"
+		fi
+		echo "$dir/bin/busybox"
+		;;
+	esac
+}

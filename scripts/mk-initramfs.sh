@@ -57,26 +57,6 @@ done
 
 need_pkgs cpio gzip
 
-# busybox_path ARCH : print the path of a static busybox for ARCH.
-busybox_path() {
-	local deb dir=$CACHE/busybox-$1
-	case $1 in
-	x86_64)
-		need_pkgs busybox-static
-		echo /bin/busybox
-		;;
-	arm64 | i386)
-		if [[ ! -x $dir/bin/busybox ]]; then
-			deb=$(deb_get busybox-static "$1")
-			rm -rf "$dir.tmp"
-			dpkg -x "$deb" "$dir.tmp" || die "dpkg -x $deb failed"
-			rm -rf "$dir"
-			mv "$dir.tmp" "$dir"
-		fi
-		echo "$dir/bin/busybox"
-		;;
-	esac
-}
 busybox=$(busybox_path "$arch")
 [[ -x $busybox ]] || die "no busybox at '$busybox'"
 
