@@ -41,7 +41,8 @@ help:
 	@echo "make lava          the x86_64 kselftest tarball as a LAVA job, run by lava-run (root;"
 	@echo "                   installs lava-dispatcher); LAVA_OPTS=-n: validate only, no boot"
 	@echo "make lava-lab      the x86_64 job and an arm64 one (arm64-juno, big.LITTLE) through a"
-	@echo "                   LAVA lab on this machine (LAVA_ARCHS=\"x86_64 arm64\"; lava-server,"
+	@echo "                   LAVA lab on this machine (LAVA_ARCHS=\"x86_64 arm64\", results in"
+	@echo "                   LAVA_LAB_OUT/ARCH, default results/lava-lab-STAMP; lava-server,"
 	@echo "                   PostgreSQL, scheduler, worker in a chroot, root): submitted with"
 	@echo "                   lavacli, results read back from the server (LAVA_LAB_OPTS:"
 	@echo "                   lava/lava-lab.sh -h); the lab stays up for the next run"
@@ -124,14 +125,16 @@ LAVA_IMAGES_x86_64 = $(LAVA_IMAGES)
 LAVA_ARCHS ?= x86_64 arm64
 lava-images:
 	bash -c '. scripts/lib.sh && need_pkgs busybox-static cpio'
-	scripts/build-kernel.sh x86_64
-	scripts/kselftest-tarball.sh -o "$(LAVA_DIR)" x86_64
-	lava/mk-lava-ramdisk.sh "$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz"
+	$(if $(filter x86_64,$(LAVA_ARCHS)),scripts/build-kernel.sh x86_64)
+	$(if $(filter x86_64,$(LAVA_ARCHS)),scripts/kselftest-tarball.sh -o "$(LAVA_DIR)" x86_64)
+	$(if $(filter x86_64,$(LAVA_ARCHS)),lava/mk-lava-ramdisk.sh "$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz")
 	$(if $(filter arm64,$(LAVA_ARCHS)),scripts/build-kernel.sh arm64)
 	$(if $(filter arm64,$(LAVA_ARCHS)),scripts/kselftest-tarball.sh -g -o "$(LAVA_DIR)" arm64)
 	$(if $(filter arm64,$(LAVA_ARCHS)),lava/mk-lava-ramdisk.sh -a arm64 "$(LAVA_DIR)/lava-ramdisk-arm64.cpio.gz")
 	$(if $(filter arm64,$(LAVA_ARCHS)),scripts/mk-dtb.sh arm64-juno "$(LAVA_DIR)/arm64-juno.dtb")
 
+# lava-run has the x86_64 device only.
+lava: LAVA_ARCHS = x86_64
 lava: lava-images
 	bash -c '. scripts/lib.sh && need_pkgs lava-dispatcher lava-common'
 	lava/lava-run.sh $(LAVA_OPTS) -o results/lava-$$(date +%Y%m%d-%H%M%S) $(LAVA_IMAGES)

@@ -54,8 +54,10 @@
 #                capacity ratio (scripts/guest-lib.sh, throttle_littles:
 #                the cgroup v1 cpu controller, else cgroup v2's cpu.max;
 #                boot-N/throttle.txt says what was done and how often
-#                they were throttled).  Where the host has neither, the
-#                run stops before its first boot, saying why, unless -N
+#                they were throttled; THROTTLE_CGROUP=v1|v2 takes only
+#                that one, THROTTLE_CG2=DIR a delegated v2 cgroup of
+#                yours).  Where the host has neither, the run stops
+#                before its first boot, saying why, unless -N
 #   -P           no perf stat -a around each run (bench/guest/ab.sh
 #                -p): perf's hooks on every context switch are work the
 #                figures of the instruction-counted guest would include
@@ -175,7 +177,7 @@ read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUI
 # Only a capacity guest on multi-threaded TCG has littles to slow down.
 { [[ $det -eq 0 ]] && guest_asym "$guest"; } || throttle=0
 if [[ $throttle -eq 1 ]] && ! why=$(throttle_how); then
-	die "cannot slow $guest's little vCPUs down on this host: $why (-N runs them at the bigs' speed)"
+	die "cannot slow $guest's little vCPUs down on this host: $why (THROTTLE_CG2=DIR: a delegated cgroup v2 of yours; -N, AB_OPTS=-N or BENCH_OPTS=-N: run them at the bigs' speed)"
 fi
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma separated)"

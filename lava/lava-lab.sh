@@ -58,11 +58,12 @@
 #   LAVA_TAGS          device tags the job asks for, comma separated
 #                      (default none)
 #   LAVA_ARTIFACT_URL  where your workers download the files from:
-#                      LAVA_ARTIFACT_URL/{bzImage,ramdisk.cpio.gz,
-#                      kselftest.tar.gz} (arm64: Image, ... and
-#                      guest.dtb); copy them there first (run says
-#                      which file goes where; the job checks their
-#                      sha256)
+#                      LAVA_ARTIFACT_URL/x86_64/{bzImage,
+#                      ramdisk.cpio.gz,kselftest.tar.gz}, and
+#                      LAVA_ARTIFACT_URL/arm64/{Image,ramdisk.cpio.gz,
+#                      kselftest.tar.gz,guest.dtb}; copy them there
+#                      first (run says which file goes where; the job
+#                      checks their sha256)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../scripts/lib.sh
@@ -567,7 +568,7 @@ run_job() {
 			printf 'remote:\n  uri: "%s"\n  username: "%s"\n  token: "%s"\n  timeout: 30\n' \
 				"$LAVA_URI" "$LAVA_USER" "$tok" >"$remote/lavacli.yaml"
 		)
-		local a=${LAVA_ARTIFACT_URL%/}
+		local a=${LAVA_ARTIFACT_URL%/}/$arch
 		urls=("${names[@]/#/$a/}")
 		echo "lava-lab.sh: the job downloads, and you copy there first:" >&2
 		for ((i = 0; i < ${#urls[@]}; i++)); do

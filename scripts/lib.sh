@@ -561,6 +561,7 @@ guest_artifacts() {
 user_kernel_arch() {
 	local img=$1 what
 	[[ -f $img ]] || die "KERNEL: no file '$img'"
+	need_pkgs file binutils
 	what=$(file -bL "$img")
 	case $what in
 	"Linux kernel ARM64 boot executable Image"*) echo arm64 ;;

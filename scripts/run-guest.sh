@@ -355,6 +355,9 @@ shell_run() {
 	progress "$GUEST_NAME: starting QEMU ($QEMU_SMP, timeout ${timeout}s), results in $outdir; standard input goes to its shell"
 	timeout -k 10 "$timeout" "${qemu[@]}" <"$fifo" 2>"$outdir/qemu.log" &
 	qpid=$!
+	# timeout runs QEMU in a process group of its own: Ctrl-C does not
+	# reach it, this trap does.
+	trap 'kill "$qpid" 2>/dev/null || true; rm -f "$input" "$fifo"' EXIT
 	exec 3>"$fifo"
 	n=0
 	while kill -0 "$qpid" 2>/dev/null && ! grep -q '^SCHEDSERIES-SHELL-READY' "$console"; do

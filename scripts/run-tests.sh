@@ -20,12 +20,14 @@
 #   -v          stream each guest's console to stdout as it runs
 #
 # Environment: KERNEL=IMAGE boots that bzImage or arm64 Image (a kernel
-# you built) instead of building one, in the guests of its arch (GUEST
-# names must be of it); its config (KCONFIG=FILE, else the .config of
-# the O= directory it sits in, config-VERSION beside it, or its own
+# you built) instead of building one, in the guests of its arch (the
+# others are left out, saying so; none left is an error).  Its config
+# (KCONFIG=FILE, else the .config of the O= directory it sits in,
+# config-VERSION beside a vmlinuz-VERSION image, or its own
 # CONFIG_IKCONFIG) must have, built in, what the tarball's sched/config
 # and the harness need, or nothing boots and one error names each option
-# missing; base.txt names the image.  KSRC=/path uses that kernel tree
+# missing; the base tree is still prepared, for the tarball.  base.txt
+# names the image.  KSRC=/path uses that kernel tree
 # instead of Debian's linux-source-7.3; SCHED_CACHE (default /var/cache/schedseries) holds the
 # trees, builds, ccache and initramfs.  KSFT_DROP=TEST (a mutation) drops
 # TEST from the selftests' TEST_GEN_PROGS unchecked, so that the guest

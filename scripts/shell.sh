@@ -21,12 +21,16 @@
 # The guest boots, checks its topology, prints its fair features, and
 # starts a shell on the console; leaving the shell ("exit") powers it
 # off.  On a terminal the console is yours (Ctrl-A X quits QEMU, Ctrl-A C
-# gives its monitor).  Otherwise standard input is typed into the shell
-# once it is up, followed by "exit", as in
+# gives its monitor).  Otherwise standard input is read to its end
+# first, then typed into the shell once it is up, followed by "exit"
+# (</dev/null: boot, show the topology and power off), as in
 #
 #   printf 'echo NO_MISFIT >$F/features\ncat $F/feat_stats\n' |
 #           scripts/shell.sh arm64-juno
 #
+# The littles of a capacity shape run at the host's speed here (only
+# bench/ab.sh throttles them): placement and counters mean something,
+# times on littles do not.
 # In the guest, $F is /sys/kernel/debug/sched (features, feat_stats,
 # base_slice_ns, domains/), the selftests are in /opt/kselftest
 # (./run_kselftest.sh -t sched:misfit), and with the tool root the
