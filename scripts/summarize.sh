@@ -95,10 +95,13 @@ fmt='%-16s %-20s %5s %5s %5s  %s\n'
 					/^not ok / { print p $0 (m != "" ? " -- " m : ""); m = "" }')
 				[[ -n $note ]] && failed+=("$d/$t: $note")
 			fi
+			# grep -m1 reads the file itself: behind a writer (tr) it
+			# would end the pipe early, and pipefail would take the
+			# writer's SIGPIPE for a failure.
 			[[ $f -gt 0 && -z $note ]] &&
-				note=$(tr -d '\r' <"$tap" | grep -m1 '^not ok' | cut -c1-60)
+				note=$(grep -m1 '^not ok' "$tap" | tr -d '\r' | cut -c1-60)
 			[[ $s -gt 0 && -z $note ]] &&
-				note=$(tr -d '\r' <"$tap" | grep -m1 -ioE 'skip.*' | cut -c1-60)
+				note=$(grep -m1 -ioE 'skip.*' "$tap" | tr -d '\r' | cut -c1-60)
 			# shellcheck disable=SC2059
 			printf "$fmt" "$d" "$t" "$p" "$f" "$s" "$note"
 			tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
