@@ -47,8 +47,8 @@ help:
 	@echo "                   lavacli, results read back from the server (LAVA_LAB_OPTS:"
 	@echo "                   lava/lava-lab.sh -h); the lab stays up for the next run"
 	@echo "make lava-lab-stop stop the lab: no process of it is left"
-	@echo "make lava-images   the files of the LAVA jobs (kernel, ramdisk, kselftest tarball;"
-	@echo "                   arm64: and the DTB) under SCHED_CACHE/lava, for a lab of your own"
+	@echo "make lava-images   the files of the LAVA jobs: the kernels (in their build directories),"
+	@echo "                   ramdisks, kselftest tarballs and arm64's DTB (under SCHED_CACHE/lava)"
 	@echo "make shellcheck    shellcheck every script"
 	@echo "make stress        debug kernels under flag flips, hotplug, cgroups (STRESS_OPTS=-q:"
 	@echo "                   1 min on arm64-dynamiq; -T: the test kernels; stress/stress.sh -h)"
@@ -115,9 +115,11 @@ kselftest-tarball:
 
 # LAVA: lava/ holds the job, the device and the helpers (see lava/lava-run.sh -h).
 LAVA_DIR = $${SCHED_CACHE:-/var/cache/schedseries}/lava
-LAVA_IMAGES = "$${SCHED_CACHE:-/var/cache/schedseries}/out/x86_64/arch/x86/boot/bzImage" \
+# The kernels' build directories (with KSRC, that tree's: lib.sh's out_root).
+LAVA_OUT = $$(bash -c '. scripts/lib.sh && out_root')
+LAVA_IMAGES = "$(LAVA_OUT)/x86_64/arch/x86/boot/bzImage" \
 	"$(LAVA_DIR)/lava-ramdisk-x86_64.cpio.gz" "$(LAVA_DIR)/kselftest-x86_64.tar.gz"
-LAVA_IMAGES_arm64 = "$${SCHED_CACHE:-/var/cache/schedseries}/out/arm64/arch/arm64/boot/Image" \
+LAVA_IMAGES_arm64 = "$(LAVA_OUT)/arm64/arch/arm64/boot/Image" \
 	"$(LAVA_DIR)/lava-ramdisk-arm64.cpio.gz" "$(LAVA_DIR)/kselftest-arm64.tar.gz" \
 	"$(LAVA_DIR)/arm64-juno.dtb"
 LAVA_IMAGES_x86_64 = $(LAVA_IMAGES)

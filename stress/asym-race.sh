@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# How often a run of asym_prev behaves as the other setting of
+# SIS_ASYM_PREV (a flag write that a vCPU did not see: the stale
+# translation of Documentation/harness/notes/qemu-stale-branch.md), on one
+# guest and one QEMU, over thousands of short runs.
+#
+# Usage: stress/asym-race.sh [-h] [-n RUNS] [-m MS] [-o DIR] [-q SUITE] [GUEST]
+#
+#   GUEST     a guest with asymmetric capacity (default arm64-juno)
+#   -n RUNS   runs, half with the flag and half without, alternating
+#             (default 5000)
+#   -m MS     length of one run in ms (default 400)
+#   -q SUITE  the guests' QEMU: a Debian suite as QEMU_SUITE takes it
+#             (default bookworm-backports, QEMU 10), or "host" for this
+#             machine's QEMU (bookworm: 7.2)
+#   -o DIR    results (default results/asym-race-GUEST-DATE)
+#
+# tools/testing/selftests/sched/asym_prev.c is built static for the
+# guest's arch with its run count and run length changed in a copy (sed;
+# the script fails if they are not where it expects them), and runs as the
+# guest command (run-guest.sh -x) on the kernel and initramfs of make
+# test.  Each run reads the sis_asym_* counters before and after: a run
+# with the flag that took no shortcut but scanned, or one without it that
+# took more shortcuts than it scanned, "behaved as the other setting"
+# (the test's own rule); the test then repeats it once, and the repeat
+# is not counted.  Prints "asym-race: GUEST QEMU: K of N runs behaved as
+# the other setting (with the flag: A, without: B)" and keeps the guest's
+# output in DIR/cmd.out.  The verdict of the boot (a splat, a timeout)
+# fails the script; the count is a measurement, not a pass or fail.
+set -euo pipefail
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+# shellcheck source=../scripts/guest-lib.sh
+. "$(dirname "$0")/../scripts/guest-lib.sh"
+
+usage() {
+	sed -n '3,/^# fails the script; the count/s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+runs=5000
+ms=400
+suite=bookworm-backports
+res=
+while getopts hn:m:o:q: opt; do
+	case $opt in
+	h) usage 0 ;;
+	n) runs=$OPTARG ;;
+	m) ms=$OPTARG ;;
+	o) res=$OPTARG ;;
+	q) suite=$OPTARG ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -le 1 ]] || usage 2
+g=${1:-arm64-juno}
+[[ $runs =~ ^[1-9][0-9]*$ && $((runs % 2)) -eq 0 ]] || die "bad -n '$runs' (an even number of runs)"
+[[ $ms =~ ^[1-9][0-9]*$ ]] || die "bad -m '$ms' (milliseconds)"
+a=$(guest_arch "$g")
+[[ $suite == host ]] && suite=
+export QEMU_SUITE=$suite
+
+res=${res:-$REPO/results/asym-race-$g-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$res"
+res=$(realpath "$res")
+"$REPO/scripts/prepare-tree.sh" >&2
+base_info >"$res/base.txt"
+guest_artifacts "$a" "$res" "$g" >&2
+
+# The copy: RUNS/2 pairs of MS-long runs, and a timeout for all of them.
+src=$res/asym_prev_race.c
+tmo=$((runs * (ms + 200) / 1000 + 120))
+sed -e "s/^#define RUN_LIMIT_MS\t2000\$/#define RUN_LIMIT_MS\t$ms/" \
+	-e "s/^#define PAIRS\t\t5\$/#define PAIRS\t\t$((runs / 2))/" \
+	-e "s/^TEST_F_TIMEOUT(asym_prev, pipe_pingpong, 90)\$/TEST_F_TIMEOUT(asym_prev, pipe_pingpong, $tmo)/" \
+	"$(tree_dir)/tools/testing/selftests/sched/asym_prev.c" >"$src"
+if ! grep -q "^#define RUN_LIMIT_MS	$ms\$" "$src" || ! grep -q "^#define PAIRS		$((runs / 2))\$" "$src" ||
+	! grep -q "pipe_pingpong, $tmo)\$" "$src"; then
+	die "asym_prev.c has changed: its RUN_LIMIT_MS, PAIRS or TEST_F_TIMEOUT line is not what this script edits"
+fi
+cp "$(tree_dir)/tools/testing/selftests/sched/sched_feat.h" "$res/"
+arch_vars "$a"
+# shellcheck disable=SC2086 # a list of packages
+need_pkgs $UPKGS
+"${UCROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -D_GNU_SOURCE= \
+	-I "$(tree_dir)/tools/testing/selftests/sched" -o "$res/asym_prev_race" "$src" ||
+	die "the copy of asym_prev.c does not build"
+
+progress "asym-race: $g, $runs runs of ${ms} ms, QEMU ${suite:-of the host}"
+rc=0
+"$REPO/scripts/run-guest.sh" -T "" -t "$((tmo + 300))" -o "$res" -x /results/asym_prev_race \
+	"$g" "$KIMG" "$KINITRD" >"$res/run.out" 2>&1 || rc=$?
+tail -n1 "$res/run.out"
+tlog=$(tr -d '\r' <"$res/cmd.out" 2>/dev/null || true)
+# TH_LOG lines: "# FILE:LINE:pipe_pingpong:[NO_]SIS_ASYM_PREV[ (repeat)]: ...".
+first=$(grep -cE ':pipe_pingpong:(NO_)?SIS_ASYM_PREV: [0-9]+ trips' <<<"$tlog" || true)
+repeats=$(grep -cE ':pipe_pingpong:(NO_)?SIS_ASYM_PREV \(repeat\): [0-9]+ trips' <<<"$tlog" || true)
+with=$(grep -c ':pipe_pingpong:SIS_ASYM_PREV: run behaved as the other' <<<"$tlog" || true)
+without=$(grep -c ':pipe_pingpong:NO_SIS_ASYM_PREV: run behaved as the other' <<<"$tlog" || true)
+qv=$(guest_load "$g" && guest_qemu && "$QEMU" --version | head -n1)
+echo "asym-race: $g $qv: $((with + without)) of $first runs behaved as the other setting (with the flag: $with, without: $without); $repeats repeats" |
+	tee "$res/race.txt"
+[[ $first -eq $runs ]] || { echo "asym-race: $first runs of the $runs asked for finished" >&2; rc=1; }
+exit "$rc"
