@@ -6,7 +6,8 @@
 #
 # Usage: scripts/test-faults.sh [-h] [-k]
 #
-#   -k   keep the scratch directory with every log
+#   -k   keep the scratch directory with every log (a run with a failed
+#        case keeps it anyway)
 #
 # Faults: a patch that does not apply, a KSRC that is not a kernel tree, a
 # config option that does not take effect, a kernel build failure, a
@@ -37,7 +38,8 @@ shift $((OPTIND - 1))
 [[ $# -eq 0 ]] || usage 2
 
 scratch=$(mktemp -d)
-[[ $keep -eq 1 ]] || trap 'rm -rf "$scratch"' EXIT
+# A failed case keeps its logs (a guest's console.log among them).
+trap 'if [[ $keep -eq 1 || $nfail -gt 0 ]]; then echo "# logs kept in $scratch"; else rm -rf "$scratch"; fi' EXIT
 n=0
 nfail=0
 
