@@ -85,9 +85,9 @@ SUITE=bookworm
 PKGS="postgresql lava-server lava-dispatcher lavacli procps"
 # From $SUITE-backports, as the guests' QEMU (QEMU_SUITE).
 BPO_PKGS="qemu-system-x86 qemu-system-arm"
-DEVICES="x86_64-numa arm64-juno"
-# The device of each arch's job.
+# The device of each arch's job, and so the lab's devices.
 declare -A DEVICE_OF=([x86_64]=x86_64-numa [arm64]=arm64-juno)
+DEVICES="${DEVICE_OF[*]}"
 WORKER=lab-worker
 CHROOT_PATH=/usr/sbin:/usr/bin:/sbin:/bin
 

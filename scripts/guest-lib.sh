@@ -158,11 +158,23 @@ qmp_threads() {
 		jq -r 'select(.return | type == "array") | .return[] | "\(."cpu-index") \(."thread-id")"'
 }
 
+# The v1 cpu controller's mount, and the v2 parent of the groups:
+# THROTTLE_CG2, else the cgroup2 mount.
+THROTTLE_V1=/sys/fs/cgroup/cpu
+throttle_v2() {
+	echo "${THROTTLE_CG2:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)}"
+}
+
+# cg2_cpu DIR: the cpu controller enabled for DIR's children.
+cg2_cpu() {
+	grep -qw cpu "$1/cgroup.subtree_control" || echo +cpu >"$1/cgroup.subtree_control"
+}
+
 # throttle_how: where little vCPUs can be throttled: prints "v1 DIR" or
 # "v2 DIR" (the parent of throttle_littles' groups), or fails printing
 # why neither works.
 throttle_how() {
-	local want=${THROTTLE_CGROUP:-auto} v1=/sys/fs/cgroup/cpu v2 why=''
+	local want=${THROTTLE_CGROUP:-auto} v1=$THROTTLE_V1 v2 why=''
 	case $want in auto | v1 | v2) ;; *) echo "THROTTLE_CGROUP='$want' is none of auto v1 v2"; return 1 ;; esac
 	if [[ $want != v2 ]]; then
 		if [[ -f $v1/cpu.cfs_quota_us && -w $v1 ]]; then
@@ -172,7 +184,7 @@ throttle_how() {
 		why="no writable cgroup v1 cpu controller at $v1"
 	fi
 	if [[ $want != v1 ]]; then
-		v2=${THROTTLE_CG2:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)}
+		v2=$(throttle_v2)
 		if [[ -z $v2 ]]; then
 			why+="${why:+; }no cgroup2 hierarchy mounted"
 		elif ! grep -qw cpu "$v2/cgroup.controllers" 2>/dev/null; then
@@ -214,7 +226,7 @@ throttle_littles() {
 		if [[ $how == v2* ]]; then
 			# QEMU's own group, a threaded root for the vCPU groups.
 			pid=$(awk '/^Tgid:/ { print $2 }' "/proc/$(head -n1 <<<"$threads" | cut -d' ' -f2)/status")
-			{ grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"; } ||
+			cg2_cpu "$base" ||
 				why="cannot enable cpu in $base/cgroup.subtree_control (a cgroup with processes of its own cannot)"
 			base=$base/schedseries-bench-$g
 			[[ -n $why ]] || mkdir -p "$base" || why="mkdir $base failed"
@@ -234,7 +246,7 @@ throttle_littles() {
 				cg=$base/cpu$cpu
 				mkdir -p "$cg" && echo threaded >"$cg/cgroup.type" &&
 					{ grep -qx "$pid" "$base/cgroup.procs" || echo "$pid" >"$base/cgroup.procs"; } &&
-					{ grep -qw cpu "$base/cgroup.subtree_control" || echo +cpu >"$base/cgroup.subtree_control"; } &&
+					cg2_cpu "$base" &&
 					echo "$quota 100000" >"$cg/cpu.max" && echo "$tid" >"$cg/cgroup.threads"
 			fi || { why="the host refused a quota group at $cg"; break; }
 			echo "cpu$cpu thread $tid capacity ${capv[cpu]}: quota $quota us per 100000 us ($cg)" >>"$dir/throttle.txt"
@@ -253,9 +265,9 @@ throttle_littles() {
 # ended), first adding each group's throttling counts (cpu.stat:
 # nr_throttled, throttled time) to DIR/throttle.txt.
 unthrottle() {
-	local cg d=${1:-} v1=/sys/fs/cgroup/cpu v2
-	v2=${THROTTLE_CG2:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)}
-	for cg in "$v1"/schedseries-bench-* "$v2"/schedseries-bench-*/cpu* "$v2"/schedseries-bench-*; do
+	local cg d=${1:-} v2
+	v2=$(throttle_v2)
+	for cg in "$THROTTLE_V1"/schedseries-bench-* "$v2"/schedseries-bench-*/cpu* "$v2"/schedseries-bench-*; do
 		[[ -d $cg ]] || continue
 		[[ -z $d || ! -f $cg/cpu.stat ]] ||
 			echo "${cg##*/}: $(grep -E '^(usage_usec|nr_periods|nr_throttled|throttled_(usec|time)) ' "$cg/cpu.stat" | paste -sd' ' -)" >>"$d/throttle.txt"

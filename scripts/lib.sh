@@ -312,14 +312,16 @@ install_new_files() {
 	done
 }
 
-# build_static ARCH SRC OUT: the guest program SRC (relative to the
-# repository), static, for ARCH.
+# build_static ARCH SRC OUT [CFLAG...]: the guest program SRC (relative
+# to the repository, or absolute), static, for ARCH, with CFLAGs.
 build_static() {
+	local src=$2
+	[[ $src == /* ]] || src=$REPO/$src
 	arch_vars "$1"
 	# shellcheck disable=SC2086 # a list of packages
 	need_pkgs $UPKGS
-	"${UCROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -o "$3" \
-		"$REPO/$2" || die "$2 does not build for $1"
+	"${UCROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread "${@:4}" -o "$3" \
+		"$src" || die "$2 does not build for $1"
 }
 
 # build_schedbench ARCH OUT: bench/schedbench.c, static, for ARCH.

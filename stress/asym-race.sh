@@ -80,13 +80,10 @@ if ! grep -q "^#define RUN_LIMIT_MS	$ms\$" "$src" || ! grep -q "^#define PAIRS		
 	! grep -q "pipe_pingpong, $tmo)\$" "$src"; then
 	die "asym_prev.c has changed: its RUN_LIMIT_MS, PAIRS or TEST_F_TIMEOUT line is not what this script edits"
 fi
-cp "$(tree_dir)/tools/testing/selftests/sched/sched_feat.h" "$res/"
-arch_vars "$a"
-# shellcheck disable=SC2086 # a list of packages
-need_pkgs $UPKGS
-"${UCROSS}gcc" -O2 -Wall -Wextra -Werror -static -pthread -D_GNU_SOURCE= \
-	-I "$(tree_dir)/tools/testing/selftests/sched" -o "$res/asym_prev_race" "$src" ||
-	die "the copy of asym_prev.c does not build"
+# kselftest's lib.mk defines _GNU_SOURCE; asym_prev.c includes pthread.h
+# before sched_feat.h.
+build_static "$a" "$src" "$res/asym_prev_race" -D_GNU_SOURCE= \
+	-I "$(tree_dir)/tools/testing/selftests/sched"
 
 progress "asym-race: $g, $runs runs of ${ms} ms, QEMU ${suite:-of the host}"
 rc=0
