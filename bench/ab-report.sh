@@ -87,6 +87,11 @@ plots=$res/plots.md
 		echo "each seed's boot is one sample free of host load, and a repeated seed must"
 		echo "repeat its bytes. It shows the work the kernel did; it cannot show cache or"
 		echo "memory effects. With one vCPU (x86_64-icount) it shows one runqueue only."
+	elif grep -q '^ab: guest [^,]*, accel tcg,thread=single,' "$res/base.txt"; then
+		echo "Single-threaded TCG: the vCPUs take turns on one host thread, so a busy"
+		echo "vCPU runs a share of wall time and wall times carry the host's noise."
+		echo "Counts (context switches, migrations, feat_stats) say more than times;"
+		echo "bench/ab.sh -A tcg,thread=multi gives every vCPU a host thread."
 	else
 		echo "Multi-threaded TCG: every vCPU is a host thread, so wall times carry the"
 		echo "host's noise. Counts (context switches, migrations, feat_stats) and the"

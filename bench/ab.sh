@@ -8,7 +8,7 @@
 #
 # Usage: bench/ab.sh [-h] (-f FEATURES | -k KERNEL_B) [-g GUEST] [-r REPS]
 #                    [-S SEEDS] [-V NAME=V1,V2...]... [-t SECS] [-b DIR]
-#                    [-N] [-P] [-W] [-o RESULTS] CMD [ARG...]
+#                    [-N] [-P] [-W] [-A ACCEL] [-o RESULTS] CMD [ARG...]
 #
 #   -f FEATURES  what makes B, as the features file takes it, blank
 #                separated: "NO_RUN_TO_PARITY", "RESCHED_INELIGIBLE
@@ -63,6 +63,10 @@
 #                figures of the instruction-counted guest would include
 #   -W           no warm-up runs (quicker; the first runs of a boot then
 #                count, paging in the programs)
+#   -A ACCEL     QEMU's -accel for the boots instead of the conf's
+#                (scripts/run-guest.sh -A): tcg,thread=multi times an
+#                x86 guest with every vCPU on a host thread of its own,
+#                at the risk of the stale int3 its conf avoids
 #   -o RESULTS   results directory (default results/ab-YYYYmmdd-HHMMSS)
 #
 # Kernel A is the guest architecture's test kernel
@@ -98,10 +102,11 @@ seeds=
 tmo=300
 bin=
 res=
+accel=
 throttle=1
 noperf=0
 warm=1
-while getopts hf:k:g:r:S:V:t:b:NPWo: opt; do
+while getopts hf:k:g:r:S:V:t:b:NPWA:o: opt; do
 	case $opt in
 	h) usage 0 ;;
 	f) feats=$OPTARG ;;
@@ -115,6 +120,7 @@ while getopts hf:k:g:r:S:V:t:b:NPWo: opt; do
 	N) throttle=0 ;;
 	P) noperf=1 ;;
 	W) warm=0 ;;
+	A) accel=$OPTARG ;;
 	o) res=$OPTARG ;;
 	*) usage 2 ;;
 	esac
@@ -170,6 +176,9 @@ fi
 [[ $kb != base || $arch == x86_64 ]] || die "-k base: the unpatched base kernel is built for x86_64 guests only; give the path of an $arch image"
 det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
+qaccel=${accel:-$(sed -n 's/^QEMU_ACCEL=//p' "$REPO/guests/$guest.conf")}
+[[ $qaccel =~ ^tcg(,thread=(single|multi))?$ ]] || die "bad -A '$qaccel' (tcg,thread=single or tcg,thread=multi)"
+[[ $det -eq 0 || $qaccel == tcg,thread=single ]] || die "-A $qaccel: $guest counts instructions, which needs tcg,thread=single"
 # A guest on another suite's QEMU (QEMU_SUITE): which one, for base.txt
 # (base_info's host line names the host's).
 read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUITE ]] &&
@@ -230,7 +239,7 @@ kernel_desc() {
 		base_info
 	fi
 	if [[ -n $kb ]]; then
-		echo "ab: guest $guest, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
+		echo "ab: guest $guest, accel $qaccel, deterministic=$det, seeds $seeds, two kernels, $reps runs per boot, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		[[ -z $qsuite ]] || echo "ab: guest's QEMU ($qsuite): $qsuite_v"
 		echo "ab: A = kernel ${kimg[A]} at its defaults"
 		echo "ab: B = kernel ${kimg[B]} at its defaults$([[ $kb != base ]] || echo " (the unpatched base)")"
@@ -238,7 +247,7 @@ kernel_desc() {
 			echo "ab: kernel $k: $(kernel_desc "${kimg[$k]}")"
 		done
 	else
-		echo "ab: guest $guest, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
+		echo "ab: guest $guest, accel $qaccel, deterministic=$det, seeds $seeds, $reps rounds, run timeout ${tmo}s, throttle=$throttle, perf_stat=$((1 - noperf)), warm_up=$warm"
 		[[ -z $qsuite ]] || echo "ab: guest's QEMU ($qsuite): $qsuite_v"
 		echo "ab: A = the kernel's defaults; B = A with: $feats"
 		if [[ -n ${AB_KERNEL:-} ]]; then
@@ -325,6 +334,7 @@ for i in "${!bseed[@]}"; do
 	[[ ${#vars[@]} -eq 0 ]] || printf '%s\n' "${cells[@]}" >"$dir/ab-cells"
 	[[ -z $bin ]] || find "$bin" -maxdepth 1 -type f -exec cp -p {} "$dir/" \;
 	ropts=(-s "${bseed[i]}")
+	[[ -z $accel ]] || ropts+=(-A "$accel")
 	if [[ $det -eq 1 ]]; then
 		ropts+=(-D)
 		[[ -z $ram ]] || ropts+=(-R "$ram")

@@ -5,7 +5,7 @@
 #
 # Usage: scripts/run-guest.sh [-h] [-v] [-t TIMEOUT] [-o RESULTDIR] [-c CMDLINE]
 #                             [-T TESTS] [-x CMD] [-r ROOTDIR] [-Q SOCKET]
-#                             [-D] [-R PROGS] [-s SEED] [-i]
+#                             [-D] [-R PROGS] [-s SEED] [-A ACCEL] [-i]
 #                             GUEST KERNEL INITRAMFS
 #
 #   GUEST       a name from guests/ (guests/NAME.conf)
@@ -42,6 +42,8 @@
 #   -s SEED     QEMU's -seed (the guest's random numbers, RDRAND included;
 #               default QEMU_SEED of the conf, if any): with -D, another seed
 #               is another sample, the same seed the same run
+#   -A ACCEL    QEMU's -accel instead of the conf's QEMU_ACCEL, e.g.
+#               tcg,thread=multi for an x86 guest's timed benchmark
 #   -v          copy the guest console to stdout as it comes
 #   -i          a shell on the guest console (scripts/shell.sh): the
 #               console is this terminal, and leaving the shell powers the
@@ -81,7 +83,8 @@ late=0
 seed=
 ram_extra=
 shell=0
-while getopts hvit:o:c:T:x:r:Q:DR:s: opt; do
+accel=
+while getopts hvit:o:c:T:x:r:Q:DR:s:A: opt; do
 	case $opt in
 	h) usage 0 ;;
 	v) verbose=1 ;;
@@ -96,6 +99,7 @@ while getopts hvit:o:c:T:x:r:Q:DR:s: opt; do
 	D) late=1 ;;
 	R) ram_extra=$OPTARG ;;
 	s) seed=$OPTARG ;;
+	A) accel=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
@@ -109,6 +113,9 @@ shift $((OPTIND - 1))
 [[ $shell -eq 0 || $late -eq 0 ]] || die "-i and -D do not go together (the shell needs the 9p share)"
 guest_load "$1"
 guest_qemu
+[[ -z $accel ]] || QEMU_ACCEL=$accel
+[[ $QEMU_ACCEL =~ ^tcg(,thread=(single|multi))?$ ]] ||
+	die "bad accelerator '$QEMU_ACCEL' (tcg,thread=single or tcg,thread=multi: there is no KVM here)"
 RAM_PROGRAMS="${RAM_PROGRAMS:-} ${ram_extra//,/ }"
 seed=${seed:-${QEMU_SEED:-}}
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "$GUEST_CONF: bad QEMU_SEED '$seed' (a number)"

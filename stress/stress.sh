@@ -19,9 +19,9 @@
 #               kernels: no debug build, and no lock, RCU or memory
 #               checking, no lockup or hung-task panics, no CFS_BANDWIDTH
 #               (the driver skips cpu.max).  CI runs -q -T
-#   -M          x86_64 guests under their conf's multi-threaded TCG too.
-#               Without it they run single-threaded TCG: under multi-threaded
-#               TCG, QEMU 10.0.2 and 11.1.3 alike, a vCPU now and then runs an
+#   -M          x86_64 guests under multi-threaded TCG (run-guest.sh -A).
+#               Without it they run their conf's single-threaded TCG: under
+#               multi-threaded TCG, QEMU 10.0.2 and 11.1.3 alike, a vCPU now and then runs an
 #               int3 that a static-key patch has already replaced, which the
 #               kernel reports as "Oops: int3" (within 1.5 to 5 minutes of
 #               flips, with CPU hotplug or without;
@@ -118,9 +118,9 @@ need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cp
 	base_info
 	echo "stress kernels: $kind"
 	if [[ $mttcg_x86 -eq 1 ]]; then
-		echo "x86_64 guests: their conf's TCG (-M)"
+		echo "x86_64 guests: multi-threaded TCG (-M)"
 	else
-		echo "x86_64 guests: single-threaded TCG (the conf's multi-threaded TCG with -M)"
+		echo "x86_64 guests: their conf's TCG, single-threaded (multi-threaded with -M)"
 	fi
 } >"$res/base.txt"
 
@@ -163,18 +163,14 @@ for g in "${guests[@]}"; do
 	# https://lkml.iu.edu/2606.1/07330.html.  So those boots keep 4 levels.
 	copt=()
 	[[ $kind == debug && $a == x86_64 ]] && copt=(-c no5lvl)
-	# Single-threaded TCG for x86_64 (see -M): the conf with that one
-	# line changed, under the guest's name.
-	conf=$g
-	if [[ $a == x86_64 && $mttcg_x86 -eq 0 ]] &&
-	   grep -qx 'QEMU_ACCEL=tcg,thread=multi' "$REPO/guests/$g.conf"; then
-		conf=$dir/$g.conf
-		sed 's/^QEMU_ACCEL=tcg,thread=multi$/QEMU_ACCEL=tcg,thread=single/' "$REPO/guests/$g.conf" >"$conf"
-		progress "$g: single-threaded TCG (-M for the conf's multi-threaded TCG)"
+	# Multi-threaded TCG for x86_64 only with -M.
+	if [[ $a == x86_64 && $mttcg_x86 -eq 1 ]]; then
+		copt+=(-A "tcg,thread=multi")
+		progress "$g: multi-threaded TCG (-M)"
 	fi
 	rc=0
 	"$REPO/scripts/run-guest.sh" -t $((secs + extra)) -T "" -r "${rootfs[$a]}" -o "$dir" "${copt[@]}" \
-		-x "/results/guest-stress.sh,-d,$secs,-s,$seed" "$conf" "${kernel[$a]}" "${initrd[$a]}" ||
+		-x "/results/guest-stress.sh,-d,$secs,-s,$seed" "$g" "${kernel[$a]}" "${initrd[$a]}" ||
 		rc=$?
 	st=$dir/stress.txt
 	splats=$(console_badness "$dir/console.log" | wc -l)
