@@ -43,6 +43,8 @@
 # stress, the benchmark, the determinism test and the cost mutant need
 # (scripts/mk-rootfs.sh) are made in the background from the start, and
 # waited for (check "rootfs") before the determinism test.
+# RESULTS/times.txt has one "STAGE SECONDS EXIT" line per stage as it
+# ends (the main job's run as "guests"), and "total" last.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -64,6 +66,8 @@ shift $((OPTIND - 1))
 res=${res:-$REPO/results/ci-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res/host"
 res=$(realpath "$res")
+t_ci=$(date +%s)
+: >"$res/times.txt"
 progress "CI results in $res"
 
 # host_check NAME CMD...: run CMD, log it, record one TAP case.
@@ -76,6 +80,7 @@ host_check() {
 	progress "host check $name: $*"
 	"$@" >"$log" 2>&1 || rc=$?
 	echo "$rc" >"$res/host/$name.rc"
+	echo "$name $(($(date +%s) - t)) $rc" >>"$res/times.txt"
 	if grep -qE '^(not )?ok [0-9]+' "$log"; then
 		# A check that prints TAP counts case by case.
 		grep -E '^(TAP version|[0-9]+\.\.[0-9]+|(not )?ok [0-9]+)' "$log" >"$tap"
@@ -280,8 +285,9 @@ host_check kselftest-dropped bash -c "out=\$(KSFT_DROP=lb_classify '$REPO/script
 
 # The main job's failed tests count in the summary; a job that died, or
 # booted fewer guests or ran fewer tests than it set out to, fails here.
-main_rc=0
+main_rc=0 t=$(date +%s)
 "$REPO/scripts/run-tests.sh" -c -o "$res" || main_rc=$?
+echo "guests $(($(date +%s) - t)) $main_rc" >>"$res/times.txt"
 host_check main-job "$REPO/scripts/check-main-job.sh" "$res" "$main_rc"
 # The same for the guest run: a test dropped from TEST_GEN_PROGS, with the
 # tarball's check off, must fail make test's path, named by the summary.
@@ -302,6 +308,7 @@ host_check throttle throttle_check
 host_check ab ab_check
 host_check lava-lab lab_check
 "$REPO/scripts/summarize.sh" "$res" >/dev/null || true
+echo "total $(($(date +%s) - t_ci)) -" >>"$res/times.txt"
 progress "CI done"
 tail -n +1 "$res/summary.txt"
 tail -n1 "$res/summary.txt" | grep -q ' 0 failed'
