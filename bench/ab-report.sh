@@ -11,26 +11,30 @@
 # RESULTS/boot-*/qemu.cmd, the kernel of each boot with -k in
 # RESULTS/boot-*/kernel, and RESULTS/determinism.txt.  For every figure:
 # the median of A's runs and of B's, [min-max] and n, the B/A ratio of
-# the medians, and the noise: how far apart (in %) the medians of two
-# samples of one setting's size, drawn from that setting's runs, come
-# out 1 time in 20 (lib.sh's boot_noise), the larger of A's and B's.
-# Only runs that exited 0 count; a failed run is listed apart.  The
-# verdict:
-#   separated      every run of one setting beyond every run of the
-#                  other, and with this many runs that happens by chance
-#                  (all orders equally likely) at most 1 time in 100:
-#                  p = 2 / C(nA + nB, nA) <= 0.01, so at least 5 of each
-#   within_noise   the medians are no further apart than the noise
-#   overlapping    further apart than the noise, and the ranges overlap
-#   too_few_runs   apart, but too few runs to call it: fewer than 2 of a
-#                  setting, or the ranges apart with p > 0.01
-#   not_measured   no run of a setting has the figure
+# the medians with its 95% confidence interval (a bootstrap), the p of a
+# two-sided Mann-Whitney U test and the verdict, all from SciPy
+# (bench/ab-stats.py -h); and the noise: how far apart (in %) the
+# medians of two samples of one setting's size, drawn from that
+# setting's runs, come out 1 time in 20 (lib.sh's boot_noise), the
+# larger of A's and B's.  Only runs that exited 0 count; a failed run is
+# listed apart.  The verdict:
+#   B_higher, B_lower    p <= 0.01 and the interval above or below 1
+#                        (no ratio, where a run of A is 0 or below: p
+#                        and the medians' difference)
+#   no_difference_shown  not so: the interval says how large a change
+#                        these runs leave possible
+#   too_few_runs         fewer than 2 runs of a setting, or too few for
+#                        any order of the runs to give p <= 0.01 (5 of
+#                        each suffice, 4 do not)
+#   not_measured         no run of a setting has the figure
 # Runs of every boot are pooled, but for a repeated seed on a
 # deterministic guest only its first boot's (with -k, per kernel);
 # a figure that is 0 in every run that has it is left out.  The last
 # lines, one per figure, are
-#   ab: FIGURE A=MEDIAN B=MEDIAN ratio=B/A noise=N% p=P VERDICT
-# (noise=- with fewer than 2 runs; P is the p above, whatever the verdict),
+#   ab: FIGURE A=MEDIAN B=MEDIAN ratio=B/A ci=LO..HI noise=N% p=P VERDICT
+# ("-" where a field cannot be computed: the ratio and interval where a
+# run of A is 0 or below or one of B below 0, the interval and p with
+# fewer than 2 runs of a setting, the noise with fewer than 2),
 # and with cells (bench/ab.sh -V) "ab: cell NAME=V,...: FIGURE ...", a
 # table, verdicts and PNGs (FIGURE-cellN.png) per cell.
 set -euo pipefail
@@ -47,7 +51,7 @@ usage() {
 [[ $# -eq 1 ]] || usage 2
 res=$(realpath "$1")
 [[ -d $res ]] || die "no results directory '$1'"
-need_pkgs gnuplot-nox
+need_pkgs gnuplot-nox python3-scipy
 
 all=$res/raw-all.txt
 : >"$all"
@@ -122,7 +126,7 @@ plots=$res/plots.md
 
 if [[ ! -s $ok ]]; then
 	{
-		echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
+		echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A [95% CI] | noise | p | verdict |"
 		echo "|---|---|---|---|---|---|---|"
 	} >>"$md"
 	why="no run was recorded"
@@ -145,7 +149,7 @@ mapfile -t cellv < <({
 
 # fstats S FIG: "median min max n" of setting S's runs, at full precision.
 fstats() {
-	kv_sel "$cur" "setting=$1" "$2" | sort -g | awk '$1 != "" { v[n++] = $1 }
+	kv_sel "$cur" "setting=$1" "$2" | sort -g | awk '$1 != "" && $1 != "nan" && $1 != "none" { v[n++] = $1 }
 		END { if (!n) { print "- - - 0"; exit }
 		      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
 		      printf "%.10g %.10g %.10g %d\n", m, v[0], v[n - 1], n }'
@@ -189,15 +193,28 @@ for ci in "${!cellv[@]}"; do
 		printf '\n### Cell %s\n\n' "$cell" >>"$plots"
 	fi
 	{
-		echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A | noise | verdict | p |"
+		echo "| figure | A: median [min-max] (n) | B: median [min-max] (n) | B/A [95% CI] | noise | p | verdict |"
 		echo "|---|---|---|---|---|---|---|"
 	} >>"$md"
 	# The figures in the order they first appear.
 	mapfile -t figs < <(awk '{ for (i = 1; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1)
 		if (k !~ /^(boot|seed|cell|setting|rep|rc)$/ && !(k in seen)) { seen[k] = 1; print k } } }' "$cur")
+	# Ratio, interval, p and verdict of every figure, in one SciPy run.
+	for fig in "${figs[@]}"; do
+		for s in A B; do
+			kv_sel "$cur" "setting=$s" "$fig" | sed "s/^/$fig $s /"
+		done
+	done >"$res/stats-in.txt"
+	"$REPO/bench/ab-stats.py" <"$res/stats-in.txt" >"$res/stats-out.txt" ||
+		die "bench/ab-stats.py failed on $res/stats-in.txt"
+	declare -A st=()
+	while read -r f rest; do
+		st[$f]=$rest
+	done <"$res/stats-out.txt"
+	rm -f "$res/stats-in.txt" "$res/stats-out.txt"
 	pre="ab: ${cell:+cell $cell: }"
 	if [[ ${#figs[@]} -eq 0 ]]; then
-		echo "| (no run) | - | - | - | - | not_measured | - |" >>"$md"
+		echo "| (no run) | - | - | - | - | - | not_measured |" >>"$md"
 		echo "${pre}no run exited 0 in this cell: not_measured" >>"$lines"
 	fi
 	for fig in "${figs[@]}"; do
@@ -209,40 +226,34 @@ for ci in "${!cellv[@]}"; do
 			continue
 		fi
 		if [[ $an == 0 || $bn == 0 ]]; then
-			echo "| $fig | - | - | - | - | not_measured (A n=$an, B n=$bn) | - |" >>"$md"
-			echo "${pre}$fig A=- B=- ratio=- noise=- p=- not_measured" >>"$lines"
+			echo "| $fig | - | - | - | - | - | not_measured (A n=$an, B n=$bn) |" >>"$md"
+			echo "${pre}$fig A=- B=- ratio=- ci=- noise=- p=- not_measured" >>"$lines"
 			continue
 		fi
-		ratio=$(awk -v a="$am" -v b="$bm" 'BEGIN { if (a == 0) print "-"; else printf "%.4f", b / a }')
+		[[ -n ${st[$fig]:-} ]] || die "bench/ab-stats.py gave no line for $fig"
+		read -r ratio clo chi pval verdict <<<"${st[$fig]}"
 		read -r na _ <<<"$(kv_sel "$cur" "setting=A" "$fig" | sed 's/^/0 /' | boot_noise)"
 		read -r nb _ <<<"$(kv_sel "$cur" "setting=B" "$fig" | sed 's/^/0 /' | boot_noise)"
 		noise=$(awk -v a="$na" -v b="$nb" 'BEGIN { if (a == "-" || b == "-") print "-"; else print (a + 0 > b + 0 ? a : b) }')
-		read -r verdict pval < <(awk -v am="$am" -v bm="$bm" -v alo="$alo" -v ahi="$ahi" -v blo="$blo" -v bhi="$bhi" \
-			-v an="$an" -v bn="$bn" -v noise="$noise" 'BEGIN {
-			# p of full separation by chance: 2 / C(an + bn, an).
-			p = 2
-			for (i = 1; i <= an; i++) p = p * i / (bn + i)
-			pv = sprintf("%.2g", p)
-			if ((ahi < blo || bhi < alo) && p <= 0.01) { print "separated", pv; exit }
-			lo = am < bm ? am : bm; d = am > bm ? am - bm : bm - am
-			apart = lo > 0 ? 100 * d / lo : (d == 0 ? 0 : 1e9)
-			if (noise == "-") print (d == 0 ? "within_noise" : "too_few_runs"), pv
-			else if (apart <= noise) print "within_noise", pv
-			else if (ahi < blo || bhi < alo) print "too_few_runs", pv
-			else print "overlapping", pv }')
 		nshow=${noise}%
 		[[ $noise == - ]] && nshow=-
-		echo "| $fig | $am [$alo-$ahi] ($an) | $bm [$blo-$bhi] ($bn) | $ratio | $nshow | $verdict | $pval |" >>"$md"
-		echo "${pre}$fig A=$am B=$bm ratio=$ratio noise=$nshow p=$pval $verdict" >>"$lines"
+		ci=- cishow=
+		[[ $clo == - ]] || ci=$clo..$chi cishow=" [$clo-$chi]"
+		echo "| $fig | $am [$alo-$ahi] ($an) | $bm [$blo-$bhi] ($bn) | $ratio$cishow | $nshow | $pval | $verdict |" >>"$md"
+		echo "${pre}$fig A=$am B=$bm ratio=$ratio ci=$ci noise=$nshow p=$pval $verdict" >>"$lines"
 		plot "$fig"
 		echo "![$fig]($fig$sfx.png)" >>"$plots"
 	done
 done
 {
 	echo
+	echo "B/A: the ratio of the medians, [its 95% confidence interval] (SciPy's bootstrap)."
+	echo "p: two-sided Mann-Whitney U test (SciPy). B_higher/B_lower: p <= 0.01 and the"
+	echo "interval above or below 1; no_difference_shown: not so, and the interval bounds"
+	echo "the change these runs allow; too_few_runs: no order of this many runs gives"
+	echo "p <= 0.01 (5 runs of each suffice). bench/ab-stats.py -h says how."
 	echo "Noise: how far apart the medians of two samples drawn from one setting's runs"
-	echo "come out, 1 time in 20 (bootstrap), the larger of A's and B's. Separated: every"
-	echo "run of one setting beyond every run of the other, p of that by chance <= 0.01."
+	echo "come out, 1 time in 20 (bootstrap), the larger of A's and B's."
 	echo "Raw runs: raw-all.txt (failed ones too); each run's output: boot-N/logs/."
 	echo
 	cat "$plots"

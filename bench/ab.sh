@@ -204,7 +204,7 @@ else
 fi
 
 need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cpio pax-utils \
-	python3-pyelftools gnuplot-nox socat jq
+	python3-pyelftools gnuplot-nox python3-scipy socat jq
 if [[ -n ${AB_KERNEL:-} ]]; then
 	[[ -f $AB_KERNEL ]] || die "AB_KERNEL '$AB_KERNEL': no such kernel image"
 	kernel=$AB_KERNEL

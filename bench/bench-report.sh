@@ -26,7 +26,7 @@ usage() {
 [[ $# -eq 1 ]] || usage 2
 res=$(realpath "$1")
 [[ -d $res ]] || die "no results directory '$1'"
-need_pkgs gnuplot-nox
+need_pkgs gnuplot-nox python3-scipy
 
 all=$res/raw-all.txt
 : >"$all"
@@ -79,18 +79,28 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", a / b }'
 }
 
-# sep WHAT FILTER_A FILTER_B KEY: do the two ranges (min-max) overlap?
+# sep WHAT FILTER_A FILTER_B KEY: the two settings' repeats compared by
+# bench/ab-stats.py (SciPy: Mann-Whitney U, a bootstrap interval of the
+# ratio of the medians), the first setting's over the second's, as the
+# tables' ratios.
 sep() {
-	local a b
+	local out ratio lo hi p v
 	read -r _ alo ahi an <<<"$(sel "$2" "$4" | stats)"
 	read -r _ blo bhi bn <<<"$(sel "$3" "$4" | stats)"
 	if [[ $an == 0 || $bn == 0 ]]; then
 		echo "- $1: not measured"
-	elif awk -v a="$alo" -v b="$ahi" -v c="$blo" -v d="$bhi" 'BEGIN { exit !(b < c || d < a) }'; then
-		echo "- $1: separated, every repeat of one setting beyond every repeat of the other ([$alo-$ahi] vs [$blo-$bhi])"
-	else
-		echo "- $1: ranges overlap ([$alo-$ahi] vs [$blo-$bhi]): no difference beyond the noise of $an+$bn repeats"
+		return
 	fi
+	out=$({ sel "$3" "$4" | sed 's/^/x A /'; sel "$2" "$4" | sed 's/^/x B /'; } |
+		"$REPO/bench/ab-stats.py") || die "bench/ab-stats.py failed for $1"
+	[[ -n $out ]] || die "bench/ab-stats.py gave nothing for $1"
+	read -r _ ratio lo hi p v <<<"$out"
+	case $v in
+	B_higher | B_lower) v=differ ;;
+	no_difference_shown) v="no difference shown" ;;
+	too_few_runs) v="too few repeats to tell" ;;
+	esac
+	echo "- $1: $v, first/second $ratio$([[ $lo == - ]] || echo " [$lo-$hi]"), p=$p ([$alo-$ahi] vs [$blo-$bhi], $an+$bn repeats)"
 }
 
 # plot NAME TITLE YLABEL LABEL=FILTER|KEY...: one column of points per label.
@@ -601,7 +611,7 @@ fi
 	echo
 	for v in "$res"/ab/*/verdicts.txt; do
 		[[ -f $v ]] || continue
-		echo "- ${v%/verdicts.txt}/summary.md: $(grep -c '^ab: ' "$v" || true) figure lines, $(grep -c ' separated$' "$v" || true) separated" |
+		echo "- ${v%/verdicts.txt}/summary.md: $(grep -c '^ab: ' "$v" || true) figure lines, $(grep -cE ' B_(higher|lower)$' "$v" || true) B_higher or B_lower" |
 			sed "s|- $res/|- |"
 	done
 	echo

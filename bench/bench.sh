@@ -136,7 +136,7 @@ mkdir -p "$res/ab"
 res=$(realpath "$res")
 progress "bench: quick=$quick reps=$reps icount-eevdf reps=$ireps seeds=$seeds throttle=$((${#nothrottle[@]} == 0)), results in $res"
 # Before base_info, which reads QEMU's version.
-need_pkgs qemu-system-x86 qemu-system-arm
+need_pkgs qemu-system-x86 qemu-system-arm gnuplot-nox python3-scipy
 "$REPO/scripts/prepare-tree.sh"
 {
 	base_info
