@@ -95,7 +95,8 @@ plots=$res/plots.md
 		echo "Single-threaded TCG: the vCPUs take turns on one host thread, so a busy"
 		echo "vCPU runs a share of wall time and wall times carry the host's noise."
 		echo "Counts (context switches, migrations, feat_stats) say more than times;"
-		echo "bench/ab.sh -A tcg,thread=multi gives every vCPU a host thread."
+		echo "bench/ab.sh -A tcg,thread=multi gives every vCPU a host thread. Capacities,"
+		echo "if any, are declared to the kernel only: no little vCPU was slowed down."
 	else
 		echo "Multi-threaded TCG: every vCPU is a host thread, so wall times carry the"
 		echo "host's noise. Counts (context switches, migrations, feat_stats) and the"

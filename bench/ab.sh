@@ -57,16 +57,23 @@
 #                they were throttled; THROTTLE_CGROUP=v1|v2 takes only
 #                that one, THROTTLE_CG2=DIR a delegated v2 cgroup of
 #                yours).  Where the host has neither, the run stops
-#                before its first boot, saying why, unless -N
+#                before its first boot, saying why, unless -N.  Only
+#                under multi-threaded TCG (-A), where every vCPU is a
+#                host thread
 #   -P           no perf stat -a around each run (bench/guest/ab.sh
 #                -p): perf's hooks on every context switch are work the
 #                figures of the instruction-counted guest would include
 #   -W           no warm-up runs (quicker; the first runs of a boot then
 #                count, paging in the programs)
-#   -A ACCEL     QEMU's -accel for the boots instead of the conf's
-#                (scripts/run-guest.sh -A): tcg,thread=multi times an
-#                x86 guest with every vCPU on a host thread of its own,
-#                at the risk of the stale int3 its conf avoids
+#   -A ACCEL     QEMU's -accel for the boots (scripts/run-guest.sh -A).
+#                Default: the conf's on an instruction-counted guest
+#                (single-threaded), else tcg,thread=multi, every vCPU a
+#                host thread of its own, as timing needs and the little
+#                vCPUs' throttling requires, although the guests' confs
+#                say tcg,thread=single for the tests: under
+#                multi-threaded TCG a flag write can now and then go
+#                unseen or oops an x86 guest
+#                (Documentation/harness/notes/qemu-stale-branch.md)
 #   -o RESULTS   results directory (default results/ab-YYYYmmdd-HHMMSS)
 #
 # Kernel A is the guest architecture's test kernel
@@ -176,15 +183,19 @@ fi
 [[ $kb != base || $arch == x86_64 ]] || die "-k base: the unpatched base kernel is built for x86_64 guests only; give the path of an $arch image"
 det=0
 grep -q '^QEMU_ICOUNT=' "$REPO/guests/$guest.conf" && det=1
-qaccel=${accel:-$(sed -n 's/^QEMU_ACCEL=//p' "$REPO/guests/$guest.conf")}
-[[ $qaccel =~ ^tcg(,thread=(single|multi))?$ ]] || die "bad -A '$qaccel' (tcg,thread=single or tcg,thread=multi)"
+qaccel=$accel
+if [[ -z $qaccel ]]; then
+	qaccel=tcg,thread=multi
+	[[ $det -eq 0 ]] || qaccel=$(sed -n 's/^QEMU_ACCEL=//p' "$REPO/guests/$guest.conf")
+fi
+[[ $qaccel =~ ^tcg,thread=(single|multi)$ ]] || die "bad -A '$qaccel' (tcg,thread=single or tcg,thread=multi)"
 [[ $det -eq 0 || $qaccel == tcg,thread=single ]] || die "-A $qaccel: $guest counts instructions, which needs tcg,thread=single"
 # A guest on another suite's QEMU (QEMU_SUITE): which one, for base.txt
 # (base_info's host line names the host's).
 read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUITE ]] &&
 	echo "$QEMU_SUITE $("$QEMU" --version | head -n1)") || true
 # Only a capacity guest on multi-threaded TCG has littles to slow down.
-{ [[ $det -eq 0 ]] && guest_asym "$guest"; } || throttle=0
+{ [[ $qaccel == tcg,thread=multi ]] && guest_asym "$guest"; } || throttle=0
 if [[ $throttle -eq 1 ]] && ! why=$(throttle_how); then
 	die "cannot slow $guest's little vCPUs down on this host: $why (THROTTLE_CG2=DIR: a delegated cgroup v2 of yours; -N, AB_OPTS=-N or BENCH_OPTS=-N: run them at the bigs' speed)"
 fi
@@ -333,8 +344,7 @@ for i in "${!bseed[@]}"; do
 	printf '%s\n' "$feats" >"$dir/ab-features"
 	[[ ${#vars[@]} -eq 0 ]] || printf '%s\n' "${cells[@]}" >"$dir/ab-cells"
 	[[ -z $bin ]] || find "$bin" -maxdepth 1 -type f -exec cp -p {} "$dir/" \;
-	ropts=(-s "${bseed[i]}")
-	[[ -z $accel ]] || ropts+=(-A "$accel")
+	ropts=(-s "${bseed[i]}" -A "$qaccel")
 	if [[ $det -eq 1 ]]; then
 		ropts+=(-D)
 		[[ -z $ram ]] || ropts+=(-R "$ram")

@@ -284,9 +284,6 @@ for g in dynamiq juno; do
 	to_bench $g-pipe $g pipe loops="$loops"
 done
 if want numa; then
-	# Multi-threaded TCG, as the reference was measured: a vCPU per host
-	# thread (the conf's single-threaded TCG would run the 8 vCPUs in turn).
-	mttcg=tcg,thread=multi
 	iters=200 loops=20000 secs=6 grace=10 fds=10 rtps=RUN_TO_PARITY,NO_RUN_TO_PARITY
 	# Quick: half the hackbench tasks, so that the starved nice 19
 	# cyclictest and the kill of hackbench take seconds less per run.
@@ -294,14 +291,14 @@ if want numa; then
 	# nice 19 cyclictest's exit, whatever -d is.
 	[[ $quick -eq 1 ]] && iters=100 loops=5000 secs=1 grace=3 fds=5 rtps=RUN_TO_PARITY
 	# lu: a bound well above the 10x TCG slowdown seen in probes.
-	ab numa-lu -g x86_64-numa -A "$mttcg" -f NO_LB_CLASSIFY -S 1 -r "$reps" -t $((iters + 180)) -V case=GROUP,NORMAL \
+	ab numa-lu -g x86_64-numa -f NO_LB_CLASSIFY -S 1 -r "$reps" -t $((iters + 180)) -V case=GROUP,NORMAL \
 		"lu-shape.sh -c \$case -n $iters"
 	to_bench numa-lu numa lu
-	ab numa-pipe -g x86_64-numa -A "$mttcg" -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 pipe-shape.sh -l "$loops"
+	ab numa-pipe -g x86_64-numa -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 pipe-shape.sh -l "$loops"
 	to_bench numa-pipe numa pipe loops="$loops"
 	# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which under TCG
 	# starves the nice 19 cyclictest for tens of seconds.
-	ab numa-eevdf -g x86_64-numa -A "$mttcg" -f RESCHED_INELIGIBLE -S 1 -r "$reps" -t $((secs * 10 + 120)) \
+	ab numa-eevdf -g x86_64-numa -f RESCHED_INELIGIBLE -S 1 -r "$reps" -t $((secs * 10 + 120)) \
 		-V rtp=$rtps \
 		"echo \$rtp >/sys/kernel/debug/sched/features && eevdf-shape.sh -c 0,1 -f $fds -d $secs -G $grace"
 	to_bench numa-eevdf numa eevdf ld=hackbench fds="$fds"

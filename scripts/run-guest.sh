@@ -42,8 +42,9 @@
 #   -s SEED     QEMU's -seed (the guest's random numbers, RDRAND included;
 #               default QEMU_SEED of the conf, if any): with -D, another seed
 #               is another sample, the same seed the same run
-#   -A ACCEL    QEMU's -accel instead of the conf's QEMU_ACCEL, e.g.
-#               tcg,thread=multi for an x86 guest's timed benchmark
+#   -A ACCEL    QEMU's -accel instead of the conf's QEMU_ACCEL:
+#               tcg,thread=single or tcg,thread=multi (bench/ab.sh's
+#               default, a host thread per vCPU)
 #   -v          copy the guest console to stdout as it comes
 #   -i          a shell on the guest console (scripts/shell.sh): the
 #               console is this terminal, and leaving the shell powers the
@@ -114,7 +115,7 @@ shift $((OPTIND - 1))
 guest_load "$1"
 guest_qemu
 [[ -z $accel ]] || QEMU_ACCEL=$accel
-[[ $QEMU_ACCEL =~ ^tcg(,thread=(single|multi))?$ ]] ||
+[[ $QEMU_ACCEL =~ ^tcg,thread=(single|multi)$ ]] ||
 	die "bad accelerator '$QEMU_ACCEL' (tcg,thread=single or tcg,thread=multi: there is no KVM here)"
 RAM_PROGRAMS="${RAM_PROGRAMS:-} ${ram_extra//,/ }"
 seed=${seed:-${QEMU_SEED:-}}

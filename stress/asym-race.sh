@@ -6,7 +6,8 @@
 # translation of Documentation/harness/notes/qemu-stale-branch.md), on one
 # guest and one QEMU, over thousands of short runs.
 #
-# Usage: stress/asym-race.sh [-h] [-n RUNS] [-m MS] [-o DIR] [-q SUITE] [GUEST]
+# Usage: stress/asym-race.sh [-h] [-n RUNS] [-m MS] [-o DIR] [-q SUITE]
+#                             [-A ACCEL] [GUEST]
 #
 #   GUEST     a guest with asymmetric capacity (default arm64-juno)
 #   -n RUNS   runs, half with the flag and half without, alternating
@@ -15,6 +16,9 @@
 #   -q SUITE  the guests' QEMU: a Debian suite as QEMU_SUITE takes it
 #             (default bookworm-backports, QEMU 10), or "host" for this
 #             machine's QEMU (bookworm: 7.2)
+#   -A ACCEL  QEMU's -accel (run-guest.sh -A): tcg,thread=multi (default,
+#             where the stale translation shows) or tcg,thread=single
+#             (the guests' confs', which runs one vCPU at a time)
 #   -o DIR    results (default results/asym-race-GUEST-DATE)
 #
 # tools/testing/selftests/sched/asym_prev.c is built static for the
@@ -24,11 +28,11 @@
 # test.  Each run reads the sis_asym_* counters before and after: a run
 # with the flag that took no shortcut but scanned, or one without it that
 # took more shortcuts than it scanned, "behaved as the other setting"
-# (the test's own rule); the test then repeats it once, and the repeat
-# is not counted.  Prints "asym-race: GUEST QEMU: K of N runs behaved as
-# the other setting (with the flag: A, without: B)" and keeps the guest's
-# output in DIR/cmd.out.  The verdict of the boot (a splat, a timeout)
-# fails the script; the count is a measurement, not a pass or fail.
+# (the test's rule, which then fails).  Prints "asym-race: GUEST QEMU
+# (ACCEL): K of N runs behaved as the other setting (with the flag: A,
+# without: B)" and keeps the guest's output in DIR/cmd.out.  A K above 0,
+# fewer runs than asked for, a test that failed otherwise (DIR/cmd.rc),
+# or a failed boot (a splat, a timeout) fails the script.
 set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -36,20 +40,22 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/guest-lib.sh"
 
 usage() {
-	sed -n '3,/^# fails the script; the count/s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# or a failed boot/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 runs=5000
 ms=400
 suite=bookworm-backports
 res=
-while getopts hn:m:o:q: opt; do
+accel=
+while getopts hn:m:o:q:A: opt; do
 	case $opt in
 	h) usage 0 ;;
 	n) runs=$OPTARG ;;
 	m) ms=$OPTARG ;;
 	o) res=$OPTARG ;;
 	q) suite=$OPTARG ;;
+	A) accel=$OPTARG ;;
 	*) usage 2 ;;
 	esac
 done
@@ -85,19 +91,21 @@ fi
 build_static "$a" "$src" "$res/asym_prev_race" -D_GNU_SOURCE= \
 	-I "$(tree_dir)/tools/testing/selftests/sched"
 
-progress "asym-race: $g, $runs runs of ${ms} ms, QEMU ${suite:-of the host}"
+acc=${accel:-tcg,thread=multi}
+progress "asym-race: $g, $runs runs of ${ms} ms, QEMU ${suite:-of the host}, $acc"
 rc=0
 "$REPO/scripts/run-guest.sh" -T "" -t "$((tmo + 300))" -o "$res" -x /results/asym_prev_race \
-	"$g" "$KIMG" "$KINITRD" >"$res/run.out" 2>&1 || rc=$?
+	-A "$acc" "$g" "$KIMG" "$KINITRD" >"$res/run.out" 2>&1 || rc=$?
 tail -n1 "$res/run.out"
 tlog=$(tr -d '\r' <"$res/cmd.out" 2>/dev/null || true)
-# TH_LOG lines: "# FILE:LINE:pipe_pingpong:[NO_]SIS_ASYM_PREV[ (repeat)]: ...".
+# TH_LOG lines: "# FILE:LINE:pipe_pingpong:[NO_]SIS_ASYM_PREV: ...".
 first=$(grep -cE ':pipe_pingpong:(NO_)?SIS_ASYM_PREV: [0-9]+ trips' <<<"$tlog" || true)
-repeats=$(grep -cE ':pipe_pingpong:(NO_)?SIS_ASYM_PREV \(repeat\): [0-9]+ trips' <<<"$tlog" || true)
-with=$(grep -c ':pipe_pingpong:SIS_ASYM_PREV: run behaved as the other' <<<"$tlog" || true)
-without=$(grep -c ':pipe_pingpong:NO_SIS_ASYM_PREV: run behaved as the other' <<<"$tlog" || true)
+with=$(grep -cE ':pipe_pingpong:SIS_ASYM_PREV: run [0-9]+ behaved as the other' <<<"$tlog" || true)
+without=$(grep -cE ':pipe_pingpong:NO_SIS_ASYM_PREV: run [0-9]+ behaved as the other' <<<"$tlog" || true)
 qv=$(guest_load "$g" && guest_qemu && "$QEMU" --version | head -n1)
-echo "asym-race: $g $qv: $((with + without)) of $first runs behaved as the other setting (with the flag: $with, without: $without); $repeats repeats" |
+echo "asym-race: $g $qv ($acc): $((with + without)) of $first runs behaved as the other setting (with the flag: $with, without: $without)" |
 	tee "$res/race.txt"
 [[ $first -eq $runs ]] || { echo "asym-race: $first runs of the $runs asked for finished" >&2; rc=1; }
+[[ $((with + without)) -eq 0 ]] || rc=1
+[[ $(cat "$res/cmd.rc" 2>/dev/null) == 0 ]] || { echo "asym-race: the test failed (cmd.rc: $(cat "$res/cmd.rc" 2>/dev/null || echo none))" >&2; rc=1; }
 exit "$rc"

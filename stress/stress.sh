@@ -19,13 +19,14 @@
 #               kernels: no debug build, and no lock, RCU or memory
 #               checking, no lockup or hung-task panics, no CFS_BANDWIDTH
 #               (the driver skips cpu.max).  CI runs -q -T
-#   -M          x86_64 guests under multi-threaded TCG (run-guest.sh -A).
+#   -M          the guests under multi-threaded TCG (run-guest.sh -A).
 #               Without it they run their conf's single-threaded TCG: under
-#               multi-threaded TCG, QEMU 10.0.2 and 11.1.3 alike, a vCPU now and then runs an
-#               int3 that a static-key patch has already replaced, which the
-#               kernel reports as "Oops: int3" (within 1.5 to 5 minutes of
-#               flips, with CPU hotplug or without;
-#               Documentation/harness/notes/qemu-stale-branch.md)
+#               multi-threaded TCG, QEMU 10.0.2 and 11.1.3 alike, an x86
+#               vCPU now and then runs an int3 that a static-key patch has
+#               already replaced, which the kernel reports as "Oops: int3"
+#               (within 1.5 to 5 minutes of flips, with CPU hotplug or
+#               without), and an arm64 vCPU can run a flag's old branch;
+#               Documentation/harness/notes/qemu-stale-branch.md
 #   -s SEED     seed of the in-guest random choices (default random; it is
 #               printed, and the same seed repeats the same choices)
 #   -t SECS     seconds each guest may take beyond MIN before QEMU is
@@ -62,7 +63,7 @@ usage() {
 minutes=
 quick=0
 kind=debug
-mttcg_x86=0
+mttcg=0
 seed=
 extra=900
 res=
@@ -71,7 +72,7 @@ while getopts hqTMm:s:t:o: opt; do
 	h) usage 0 ;;
 	q) quick=1 ;;
 	T) kind="test" ;;
-	M) mttcg_x86=1 ;;
+	M) mttcg=1 ;;
 	m) minutes=$OPTARG ;;
 	s) seed=$OPTARG ;;
 	t) extra=$OPTARG ;;
@@ -117,10 +118,10 @@ need_pkgs qemu-system-x86 qemu-system-arm device-tree-compiler busybox-static cp
 {
 	base_info
 	echo "stress kernels: $kind"
-	if [[ $mttcg_x86 -eq 1 ]]; then
-		echo "x86_64 guests: multi-threaded TCG (-M)"
+	if [[ $mttcg -eq 1 ]]; then
+		echo "guests: multi-threaded TCG (-M)"
 	else
-		echo "x86_64 guests: their conf's TCG, single-threaded (multi-threaded with -M)"
+		echo "guests: their conf's TCG, single-threaded (multi-threaded with -M)"
 	fi
 } >"$res/base.txt"
 
@@ -163,8 +164,8 @@ for g in "${guests[@]}"; do
 	# https://lkml.iu.edu/2606.1/07330.html.  So those boots keep 4 levels.
 	copt=()
 	[[ $kind == debug && $a == x86_64 ]] && copt=(-c no5lvl)
-	# Multi-threaded TCG for x86_64 only with -M.
-	if [[ $a == x86_64 && $mttcg_x86 -eq 1 ]]; then
+	# Multi-threaded TCG only with -M.
+	if [[ $mttcg -eq 1 ]]; then
 		copt+=(-A "tcg,thread=multi")
 		progress "$g: multi-threaded TCG (-M)"
 	fi
