@@ -188,7 +188,7 @@ if [[ -z $qaccel ]]; then
 	qaccel=tcg,thread=multi
 	[[ $det -eq 0 ]] || qaccel=$(sed -n 's/^QEMU_ACCEL=//p' "$REPO/guests/$guest.conf")
 fi
-[[ $qaccel =~ ^tcg,thread=(single|multi)$ ]] || die "bad -A '$qaccel' (tcg,thread=single or tcg,thread=multi)"
+accel_check "$qaccel"
 [[ $det -eq 0 || $qaccel == tcg,thread=single ]] || die "-A $qaccel: $guest counts instructions, which needs tcg,thread=single"
 # A guest on another suite's QEMU (QEMU_SUITE): which one, for base.txt
 # (base_info's host line names the host's).

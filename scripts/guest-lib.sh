@@ -41,6 +41,13 @@ guest_load() {
 	done
 }
 
+# accel_check ACCEL: die unless ACCEL is an -accel the guests take
+# (TCG, single- or multi-threaded: there is no KVM here).
+accel_check() {
+	[[ $1 =~ ^tcg,thread=(single|multi)$ ]] ||
+		die "bad accelerator '$1' (tcg,thread=single or tcg,thread=multi: there is no KVM here)"
+}
+
 # guest_qemu : after guest_load, for a guest that boots or whose DTB is
 # dumped: with QEMU_SUITE, QEMU becomes that Debian suite's binary (lib.sh,
 # qemu_from_suite) instead of the host's, and QEMU_DATA its data

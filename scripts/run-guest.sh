@@ -115,8 +115,7 @@ shift $((OPTIND - 1))
 guest_load "$1"
 guest_qemu
 [[ -z $accel ]] || QEMU_ACCEL=$accel
-[[ $QEMU_ACCEL =~ ^tcg,thread=(single|multi)$ ]] ||
-	die "bad accelerator '$QEMU_ACCEL' (tcg,thread=single or tcg,thread=multi: there is no KVM here)"
+accel_check "$QEMU_ACCEL"
 RAM_PROGRAMS="${RAM_PROGRAMS:-} ${ram_extra//,/ }"
 seed=${seed:-${QEMU_SEED:-}}
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "$GUEST_CONF: bad QEMU_SEED '$seed' (a number)"
