@@ -43,8 +43,10 @@ import argparse
 import math
 import sys
 
-import numpy as np
-from scipy import stats
+# NumPy and SciPy are imported once the options are read, so that -h
+# works where they are not installed yet.
+np = None
+stats = None
 
 # Splits of the runs up to which the permutation test is exact.
 EXACT_SPLITS = 20000
@@ -112,6 +114,9 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--alpha", type=float, default=0.01)
     args = ap.parse_args()
+    global np, stats  # pylint: disable=global-statement
+    import numpy as np  # pylint: disable=import-outside-toplevel,redefined-outer-name
+    from scipy import stats  # pylint: disable=import-outside-toplevel,redefined-outer-name
     runs = {}
     for ln, line in enumerate(sys.stdin, 1):
         f = line.split()

@@ -26,7 +26,7 @@
 #                from the Debian tool root (scripts/mk-rootfs.sh:
 #                hackbench, cyclictest, perf, sysbench, stress-ng,
 #                rt-app), from bench/schedbench.c (schedbench, always
-#                there), bench/guest/*-shape.sh (the seeds' shapes:
+#                there), bench/guest/*-load.sh (the seeds' workloads:
 #                misfit, lu, pipe, eevdf, and the cost run's; always
 #                there) or from -b
 #   -g GUEST     guests/GUEST.conf (default x86_64-icount)
@@ -38,8 +38,9 @@
 #                in its conf) the boots are deterministic
 #                (scripts/run-guest.sh -D): a repeated seed (with -k, for
 #                one kernel) must give the same raw.txt (lib.sh's
-#                kv_same), and the script fails when it does not; another
-#                seed is an independent sample
+#                kv_same: byte for byte, or numbers within DET_TOL
+#                percent, default 0.1), and the script fails when it does
+#                not; another seed is an independent sample
 #   -V NAME=V1,V2...  a variable of the command, one cell per value: the
 #                command sees $NAME; with several -V, every combination
 #                (the first -V outermost).  Each cell has its own warm-up,
@@ -47,7 +48,10 @@
 #                letters, digits and . _ : + -
 #   -t SECS      timeout of one run in the guest (default 300)
 #   -b DIR       your own static programs: DIR's files go into the guest
-#                (first in PATH)
+#                (first in PATH).  On an instruction-counted guest the
+#                programs a command starts are loaded into RAM; a script
+#                names the programs it starts in a "# ab-programs: P1 P2"
+#                line
 #   -N           on a guest with asymmetric capacity (EXPECT_CAPACITY),
 #                do not slow the little vCPUs down on the host: by
 #                default their QEMU threads get a CPU quota in the
@@ -232,11 +236,11 @@ fi
 read -r rootfs initrd < <(tools_userland "$arch")
 # schedbench (bench/schedbench.c) goes into every boot, beside -b's.
 build_schedbench "$arch" "$res/schedbench"
-# So are the seeds' shapes (bench/guest/*-shape.sh).
-shapes=()
-for f in "$REPO"/bench/guest/*-shape.sh; do
+# So are the seeds' workloads (bench/guest/*-load.sh).
+loads=()
+for f in "$REPO"/bench/guest/*-load.sh; do
 	install -m 755 "$f" "$res/"
-	shapes+=("$res/${f##*/}")
+	loads+=("$res/${f##*/}")
 done
 # kernel_desc IMAGE: the image's version string (or path) and sha256.
 kernel_desc() {
@@ -339,7 +343,7 @@ for i in "${!bseed[@]}"; do
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$REPO/bench/guest/ab.sh" "$dir/guest-ab.sh"
-	cp "$res/schedbench" "${shapes[@]}" "$dir/"
+	cp "$res/schedbench" "${loads[@]}" "$dir/"
 	printf '%s\n' "$cmd" >"$dir/ab-cmd"
 	printf '%s\n' "$feats" >"$dir/ab-features"
 	[[ ${#vars[@]} -eq 0 ]] || printf '%s\n' "${cells[@]}" >"$dir/ab-cells"

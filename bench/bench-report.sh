@@ -79,28 +79,56 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", a / b }'
 }
 
+# distinct PREFIX: the boots RESULTS/PREFIX-* that have results, the
+# first of each QEMU seed only: boots with the same seed are the same
+# sample (they must give the same figures), not two.
+distinct() {
+	local d b seen=,
+	for d in "$res/$1"-*/; do
+		[[ -f $d/bench/raw.txt ]] || continue
+		b=$(basename "$d")
+		[[ $seen == *",$(seed_of "$b"),"* ]] && continue
+		seen+=$(seed_of "$b"),
+		echo "$b"
+	done
+}
+# vals FILTER KEY: sel, or with SEP_BOOTS (boot names) set, sel over
+# those boots only.
+vals() {
+	local b
+	if [[ -z ${SEP_BOOTS:-} ]]; then
+		sel "$1" "$2"
+		return
+	fi
+	for b in $SEP_BOOTS; do
+		sel "boot=$b $1" "$2"
+	done
+}
 # sep WHAT FILTER_A FILTER_B KEY: the two settings' repeats compared by
 # bench/ab-stats.py (SciPy: Mann-Whitney U, a bootstrap interval of the
 # ratio of the medians), the first setting's over the second's, as the
-# tables' ratios.
+# tables' ratios.  One line, which bench/results-table.py reads:
+#   - WHAT: VERDICT, first/second RATIO [LO-HI], p=P (medians A vs B,
+#     [min-max] vs [min-max], nA+nB repeats)
 sep() {
-	local out ratio lo hi p v
-	read -r _ alo ahi an <<<"$(sel "$2" "$4" | stats)"
-	read -r _ blo bhi bn <<<"$(sel "$3" "$4" | stats)"
+	local out ratio lo hi p v am alo ahi an bm blo bhi bn
+	read -r am alo ahi an <<<"$(vals "$2" "$4" | stats)"
+	read -r bm blo bhi bn <<<"$(vals "$3" "$4" | stats)"
 	if [[ $an == 0 || $bn == 0 ]]; then
 		echo "- $1: not measured"
 		return
 	fi
-	out=$({ sel "$3" "$4" | sed 's/^/x A /'; sel "$2" "$4" | sed 's/^/x B /'; } |
+	out=$({ vals "$3" "$4" | sed 's/^/x A /'; vals "$2" "$4" | sed 's/^/x B /'; } |
 		"$REPO/bench/ab-stats.py") || die "bench/ab-stats.py failed for $1"
 	[[ -n $out ]] || die "bench/ab-stats.py gave nothing for $1"
 	read -r _ ratio lo hi p v <<<"$out"
 	case $v in
-	B_higher | B_lower) v=differ ;;
+	B_higher) v="first higher" ;;
+	B_lower) v="first lower" ;;
 	no_difference_shown) v="no difference shown" ;;
 	too_few_runs) v="too few repeats to tell" ;;
 	esac
-	echo "- $1: $v, first/second $ratio$([[ $lo == - ]] || echo " [$lo-$hi]"), p=$p ([$alo-$ahi] vs [$blo-$bhi], $an+$bn repeats)"
+	echo "- $1: $v, first/second $ratio$([[ $lo == - ]] || echo " [$lo-$hi]"), p=$p (medians $am vs $bm, [$alo-$ahi] vs [$blo-$bhi], $an+$bn repeats)"
 }
 
 # plot NAME TITLE YLABEL LABEL=FILTER|KEY...: one column of points per label.
@@ -152,7 +180,7 @@ plot() {
 
 # ---- 1. misfit ----
 {
-	echo "## 1. Misfit migration (MISFIT), 2018 sysbench shape"
+	echo "## 1. Misfit migration (MISFIT), 2018 sysbench workload"
 	echo
 	echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: placement"
 	echo "(which CPU class a task ran on, migrations) and times relative to the"
@@ -200,8 +228,8 @@ for g in dynamiq juno; do
 			"(tasks moved per run, on: $(sel "boot=$g exp=misfit-run MISFIT=on" moved | paste -sd' ' -);" \
 			"off: $(sel "boot=$g exp=misfit-run MISFIT=off" moved | paste -sd' ' -))."
 		echo
-		sep "longest task, MISFIT on vs off" "boot=$g exp=misfit-longest MISFIT=on" "boot=$g exp=misfit-longest MISFIT=off" longest_s
-		sep "big share, on vs off" "boot=$g exp=misfit MISFIT=on" "boot=$g exp=misfit MISFIT=off" big_share
+		sep "$g longest task, MISFIT on vs off" "boot=$g exp=misfit-longest MISFIT=on" "boot=$g exp=misfit-longest MISFIT=off" longest_s
+		sep "$g big share, on vs off" "boot=$g exp=misfit MISFIT=on" "boot=$g exp=misfit MISFIT=off" big_share
 		echo
 		echo "Limits: under TCG a vCPU runs as fast as the host runs its thread.  The"
 		echo "littles are slower only through the host CPU quota above; without it"
@@ -232,7 +260,7 @@ if [[ -n $(sel "exp=lu" time | head -n1) ]]; then
 		line = $0; sub(/exp=lu /, "exp=lu-imb ", line); printf "%s imbalance=%.2f\n", line, mx - mn }' "$all" >"$res/lu.imb"
 	cat "$res/lu.imb" >>"$all"
 	{
-		echo "## 2. Load balance classification (LB_CLASSIFY), 2019 lu.C shape"
+		echo "## 2. Load balance classification (LB_CLASSIFY), 2019 lu.C workload"
 		echo
 		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: where the"
 		echo "workers ran, per node.  Cannot show: completion times free of host noise."
@@ -289,7 +317,7 @@ fi
 # ---- 3. pipe ----
 if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
 	{
-		echo "## 3. Previous CPU in the asymmetric wakeup path (SIS_ASYM_PREV), 2020 shape"
+		echo "## 3. Previous CPU in the asymmetric wakeup path (SIS_ASYM_PREV), 2020 workload"
 		echo
 		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: migrations"
 		echo "(exact counts).  Cannot show: throughput free of host noise."
@@ -341,7 +369,7 @@ if [[ -n $(sel "boot=numa exp=eevdf" avg_us | head -n1) ]]; then
 	cols=("RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on"
 	      "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=off" "RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on")
 	{
-		echo "## 4. Reschedule when current is ineligible (RESCHED_INELIGIBLE), 2024 shape"
+		echo "## 4. Reschedule when current is ineligible (RESCHED_INELIGIBLE), 2024 workload"
 		echo
 		echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: whether the"
 		echo "mechanism acted (reschedule counters).  Cannot show: latencies, which the"
@@ -411,7 +439,7 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 	done
 	fds1=$(sel "exp=eevdf ncpus=1" hackbench_fds | head -n1)
 	{
-		echo "## 4b. RESCHED_INELIGIBLE, 2024 shape, on one instruction-counted CPU"
+		echo "## 4b. RESCHED_INELIGIBLE, 2024 workload, on one instruction-counted CPU"
 		echo
 		echo "Mode: instruction counting, one vCPU (see the end of the section)."
 		echo
@@ -492,6 +520,16 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 				echo
 			done
 		done
+		for l in hackbench hogs; do
+			[[ -n $(sel "exp=eevdf ncpus=1 load=$l" avg_us | head -n1) ]] || continue
+			for r in RTP NORTP; do
+				SEP_BOOTS=$(distinct "icount-eevdf-$l") sep "icount $l nice 0 avg, ${r/NORTP/NO_RUN_TO_PARITY}, on vs off" \
+					"exp=eevdf load=$l nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" \
+					"exp=eevdf load=$l nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us
+			done
+		done
+		echo "(The first boot of each QEMU seed only.)"
+		echo
 		for b in "${ib[@]}"; do
 			for l in hackbench hogs; do
 				[[ -n $(sel "boot=$b exp=eevdf load=$l" resched | head -n1) ]] || continue
@@ -563,6 +601,12 @@ if [[ -n $(sel "exp=cost setting=default" pipe_ns_per_op | head -n1) ]]; then
 			echo "Each flag's own cost (bench.sh without -q) was not run."
 		fi
 		echo
+		for k in "${cf[@]}"; do
+			SEP_BOOTS="$(distinct cost-patched) $(distinct cost-base)" sep "cost ${cname[$k]}, patched vs base" \
+				"exp=cost kernel=patched setting=default" "exp=cost kernel=base setting=default" "$k"
+		done
+		echo "(The first boot of each QEMU seed only.)"
+		echo
 		echo "Per boot (median of the boot's repeats), to show that the figures repeat:"
 		echo
 		for d in "$res"/cost-*/; do
@@ -594,6 +638,24 @@ if [[ -n $(sel "exp=cost setting=default" pipe_ns_per_op | head -n1) ]]; then
 		echo
 	} >>"$md"
 fi
+
+# The reading: the headline comparisons in one table, as the README and
+# the cover letter print them from the reference (bench/results-table.py).
+reading=$("$REPO/bench/results-table.py" --summary "$md" --partial --md 2>&1) ||
+	reading="(no headline comparison in this run: $reading)"
+{
+	echo "## Reading"
+	echo
+	echo "The headline figures of the sections above, from their comparison lines:"
+	echo "medians with the flag on and off (for cost: patched at its defaults and"
+	echo "the base), on/off with its 95% bootstrap interval, the Mann-Whitney U p,"
+	echo "and the verdict (\"on higher\" or \"on lower\": p <= 0.01 and the interval"
+	echo "off 1; Documentation/harness/benchmarks.md says how to read them).  A"
+	echo "time under TCG carries host noise; placement and counts do not."
+	echo
+	echo "$reading"
+	echo
+} >>"$md"
 
 # Boots that failed, with their verdicts.
 {

@@ -31,23 +31,23 @@
 #               below (default all; juno not with -q)
 #   -o RESULTS  results directory (default results/bench-YYYYmmdd-HHMMSS)
 #
-# Boots, each one or more bench/ab.sh runs of a bench/guest/*-shape.sh
+# Boots, each one or more bench/ab.sh runs of a bench/guest/*-load.sh
 # command (see there for the workloads); A is the kernel's defaults:
 #   dynamiq       arm64-dynamiq, multi-threaded TCG, the seeds' Hikey960
-#                 shape: misfit-shape.sh (B = NO_MISFIT), pipe-shape.sh
+#                 shape: misfit-load.sh (B = NO_MISFIT), pipe-load.sh
 #                 (B = NO_SIS_ASYM_PREV)
 #   juno          arm64-juno, the same, the seeds' Juno shape (not with -q)
-#   numa          x86_64-numa, multi-threaded TCG: lu-shape.sh, GROUP and
-#                 NORMAL cells (B = NO_LB_CLASSIFY), pipe-shape.sh, and
-#                 eevdf-shape.sh on CPUs 0-1 (B = RESCHED_INELIGIBLE, with
+#   numa          x86_64-numa, multi-threaded TCG: lu-load.sh, GROUP and
+#                 NORMAL cells (B = NO_LB_CLASSIFY), pipe-load.sh, and
+#                 eevdf-load.sh on CPUs 0-1 (B = RESCHED_INELIGIBLE, with
 #                 RUN_TO_PARITY and NO_RUN_TO_PARITY cells)
 #   cost          x86_64-icount (one vCPU, instruction counting):
-#                 cost-shape.sh on the patched kernel at its defaults
+#                 cost-load.sh on the patched kernel at its defaults
 #                 against the unpatched base (bench/ab.sh -k base), one
 #                 boot of each per seed; without -q also each flag at its
 #                 non-default setting against the defaults, one boot each
 #                 (first seed)
-#   icount-eevdf  x86_64-icount: eevdf-shape.sh, the 2024 shape on one CPU
+#   icount-eevdf  x86_64-icount: eevdf-load.sh, the 2024 workload on one CPU
 #                 with a 2.8 ms base slice, beside hackbench and beside 3
 #                 hogs, one boot of each per seed (-S; rounds: -I)
 # The base kernel is the tree with the series popped, built once into
@@ -69,7 +69,7 @@
 # about 0.1% (bench/reference/summary.md, section 5).
 #
 # Every run is made without perf stat -a around it (bench/ab.sh -P), as
-# before the engine; the shapes read the feat_stats counters over their
+# before the engine; the workloads read the feat_stats counters over their
 # measured part.  The multi-threaded boots get QEMU seed 1 (-S 1), which
 # there names the boot and does not make it repeat.
 #
@@ -227,7 +227,7 @@ to_bench() {
 				("misfit_latency_ms" in v) ? v["misfit_latency_ms"] : "none", f("moved"), f("waiting"), f("misfit_migrations")
 		}
 		kind == "pipe" {
-			printf "exp=pipe rep=%s shape=%s SIS_ASYM_PREV=%s loops=%s ops_per_s=%s migrations=%s sis_asym_prev=%s sis_asym_scan=%s\n",
+			printf "exp=pipe rep=%s capacity=%s SIS_ASYM_PREV=%s loops=%s ops_per_s=%s migrations=%s sis_asym_prev=%s sis_asym_scan=%s\n",
 				r, v["asym"] == "1" ? "asymmetric" : "symmetric", s == "A" ? "on" : "off", loops,
 				f("ops_per_s"), f("migrations"), f("sis_asym_prev"), f("sis_asym_scan")
 		}
@@ -278,9 +278,9 @@ for g in dynamiq juno; do
 	[[ $g == juno && $quick -eq 1 ]] && continue
 	secs=3 loops=20000
 	[[ $quick -eq 1 ]] && secs=1 loops=5000
-	ab $g-misfit -g arm64-$g -f NO_MISFIT -S 1 -r "$reps" -t 300 "${nothrottle[@]}" misfit-shape.sh -d "$secs"
+	ab $g-misfit -g arm64-$g -f NO_MISFIT -S 1 -r "$reps" -t 300 "${nothrottle[@]}" misfit-load.sh -d "$secs"
 	to_bench $g-misfit $g misfit
-	ab $g-pipe -g arm64-$g -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 "${nothrottle[@]}" pipe-shape.sh -l "$loops"
+	ab $g-pipe -g arm64-$g -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 "${nothrottle[@]}" pipe-load.sh -l "$loops"
 	to_bench $g-pipe $g pipe loops="$loops"
 done
 if want numa; then
@@ -292,15 +292,15 @@ if want numa; then
 	[[ $quick -eq 1 ]] && iters=100 loops=5000 secs=1 grace=3 fds=5 rtps=RUN_TO_PARITY
 	# lu: a bound well above the 10x TCG slowdown seen in probes.
 	ab numa-lu -g x86_64-numa -f NO_LB_CLASSIFY -S 1 -r "$reps" -t $((iters + 180)) -V case=GROUP,NORMAL \
-		"lu-shape.sh -c \$case -n $iters"
+		"lu-load.sh -c \$case -n $iters"
 	to_bench numa-lu numa lu
-	ab numa-pipe -g x86_64-numa -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 pipe-shape.sh -l "$loops"
+	ab numa-pipe -g x86_64-numa -f NO_SIS_ASYM_PREV -S 1 -r "$reps" -t 300 pipe-load.sh -l "$loops"
 	to_bench numa-pipe numa pipe loops="$loops"
 	# 2 * FDS tasks on 2 CPUs: the seed had 160 on 4, which under TCG
 	# starves the nice 19 cyclictest for tens of seconds.
 	ab numa-eevdf -g x86_64-numa -f RESCHED_INELIGIBLE -S 1 -r "$reps" -t $((secs * 10 + 120)) \
 		-V rtp=$rtps \
-		"echo \$rtp >/sys/kernel/debug/sched/features && eevdf-shape.sh -c 0,1 -f $fds -d $secs -G $grace"
+		"echo \$rtp >/sys/kernel/debug/sched/features && eevdf-load.sh -c 0,1 -f $fds -d $secs -G $grace"
 	to_bench numa-eevdf numa eevdf ld=hackbench fds="$fds"
 fi
 # The instruction-counted boots, deterministic (run-guest.sh -D), one per
@@ -308,11 +308,11 @@ fi
 if want cost; then
 	cseeds=$seeds creps=3 loops=30
 	[[ $quick -eq 1 ]] && cseeds=${seedv[0]} loops=20
-	ab cost -k base -S "$cseeds" -r "$creps" -t 300 cost-shape.sh -l "$loops"
+	ab cost -k base -S "$cseeds" -r "$creps" -t 300 cost-load.sh -l "$loops"
 	to_bench cost cost cost boot=each
 	if [[ $quick -eq 0 ]]; then
 		for fl in NO_MISFIT NO_LB_CLASSIFY NO_SIS_ASYM_PREV RESCHED_INELIGIBLE; do
-			ab cost-$fl -f "$fl" -S "${seedv[0]}" -r "$creps" -t 300 cost-shape.sh -l "$loops"
+			ab cost-$fl -f "$fl" -S "${seedv[0]}" -r "$creps" -t 300 cost-load.sh -l "$loops"
 			to_bench cost-$fl costflag-$fl costflag flag="$fl"
 		done
 	fi
@@ -329,7 +329,7 @@ if want icount-eevdf; then
 		[[ $load == hogs ]] && n=${ireps#*,}
 		ab icount-eevdf-$load -f RESCHED_INELIGIBLE -S "$seeds" -r "$n" -t $((secs * 10 + 120)) \
 			-V rtp=$rtps \
-			"echo \$rtp >/sys/kernel/debug/sched/features && echo 2800000 >/sys/kernel/debug/sched/base_slice_ns && eevdf-shape.sh -L $load -f $fds -d $secs -G $grace"
+			"echo \$rtp >/sys/kernel/debug/sched/features && echo 2800000 >/sys/kernel/debug/sched/base_slice_ns && eevdf-load.sh -L $load -f $fds -d $secs -G $grace"
 		to_bench icount-eevdf-$load icount-eevdf-$load eevdf boot=each ld="$load" fds="$fds"
 	done
 fi

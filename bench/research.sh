@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the research kernels of issue 31's RESCHED_INELIGIBLE matrix:
+# Build the research kernels of the RESCHED_INELIGIBLE matrix
+# (Documentation/harness/research/eevdf-latency.md):
 # bases and patches that are not the series (bench/research/kernels says
 # which: v1 ported to Debian's 6.12 and 7.2, and two patches on the
-# series' 7.3 tree), for bench/ab.sh's AB_KERNEL.
+# series' 7.3 tree), for bench/ab.sh's AB_KERNEL.  quantum-7.3 adds the
+# debugfs knob /sys/kernel/debug/sched/resched_ineligible_quantum_ns
+# (RESCHED_INELIGIBLE's quantum; 0: none), for make ab's CMD or VARS.
 #
 # Usage: bench/research.sh [-h] [-l] [-a ARCH] [NAME...]
 #

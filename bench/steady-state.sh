@@ -11,8 +11,9 @@
 #   -S SEEDS   one boot of the kernel per QEMU seed, comma-separated
 #              (default 1,1).  The boots are deterministic (scripts/
 #              run-guest.sh -D): boots with the same seed must print the
-#              same runs (lib.sh's kv_same), and the script fails when
-#              they do not; another seed is another sample
+#              same runs (lib.sh's kv_same: numbers within DET_TOL
+#              percent, default 0.1), and the script fails when they do
+#              not; another seed is another sample
 #   -r REPS    off/on pairs per setting in each boot (default 40: with
 #              10, two hogs' mixture of schedules moved 6% between boots)
 #   -d SECS    seconds of guest time per run (default 4)
@@ -27,11 +28,13 @@
 # a switch away.  The runs are made by the A/B engine, bench/ab.sh: A is
 # the defaults (RESCHED_INELIGIBLE off), B RESCHED_INELIGIBLE, one cell
 # per base slice and hog count (-V), each with a warm-up run and REPS
-# rounds; unlike the driver of bench/reference's sections 6 and 6b, the
-# engine runs each command under perf stat -a and with schedstats on.
+# rounds; unlike the driver of sections 1 and 2 of
+# Documentation/harness/research/steady-state.md, the engine runs each
+# command under perf stat -a and with schedstats on.
 # DIR has ab.sh's results (summary.md: every figure's verdict per cell;
 # boot-N/raw.txt: one line per run) and steady.md: the medians per boot,
-# in the table of bench/reference: context switches per second, the
+# in the table of Documentation/harness/research/steady-state.md: context
+# switches per second, the
 # run-length distribution (10th, 50th, 90th percentile, mean), and the
 # share of runs of 1 ms or less.
 set -euo pipefail

@@ -101,7 +101,8 @@ host_check() {
 }
 
 # ab_check: one short `make ab` on the instruction-counted guest, whose
-# verdict line must say what bench/reference (section 6b) measured: 4
+# verdict line must say what Documentation/harness/research/steady-state.md
+# (section 2) measured: 4
 # equal hogs at a 2.8 ms base slice switch more often with
 # RESCHED_INELIGIBLE: B_higher, with the 95% interval of B/A above 1.
 ab_check() {
@@ -270,6 +271,9 @@ host_check checkpatch "$REPO/scripts/check-series.sh" -c
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 # patches/ carries the files of patches/new-files as they are here.
 host_check patches-files "$REPO/scripts/export-series.sh" -c
+# The README's and the cover letter's results tables are the benchmark
+# reference's, as bench/results-table.py prints them.
+host_check results-tables "$REPO/bench/results-table.py" --check "$REPO/README.md" "$REPO/patches/cover-letter.txt"
 # checkpatch ran above: the builds do not run it again.  x86_64 links an
 # image after every patch; arm64 and i386 compile kernel/sched/, where all
 # of the series' kernel code is, after every patch and link the last.

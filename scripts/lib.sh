@@ -272,13 +272,15 @@ series_list() {
 	grep -v '^[[:space:]]*\(#\|$\)' "$REPO/patches/series" | awk '{print $1}' || true
 }
 
-# Hash of patches/series, every patch it lists, and the files the series
-# adds (patches/new-files), which the patches of this repository lack.
+# Hash of the series' code: patches/series, the diffs of every patch it
+# lists (from the first "diff --git" on: a changelog edit leaves it as
+# is, so a figure stays tied to the code it ran on) and the files the
+# series adds (patches/new-files).
 series_hash() {
 	(
 		cd "$REPO/patches" || exit
 		cat series
-		series_list | while read -r p; do cat "$p"; done
+		series_list | while read -r p; do sed -n '/^diff --git /,$p' "$p"; done
 		cat new-files
 		{ grep -v '^[[:space:]]*\(#\|$\)' new-files || true; } | cut -d' ' -f2- | tr ' ' '\n' |
 			while read -r f; do

@@ -52,6 +52,10 @@
 #               QEMU.  Otherwise the guest gets standard input, then
 #               "exit", once its shell is up, within TIMEOUT
 #
+# QEMU_SUITE (environment): the Debian suite whose QEMU the guest runs,
+# fetched under SCHED_CACHE (default bookworm-backports); empty: the
+# host's own qemu-system-*.
+#
 # The console goes to DIR/console.log, run_kselftest.sh's TAP to
 # DIR/kselftest.tap, and from it each test's own TAP to DIR/TEST.tap and
 # its exit status to DIR/TEST.rc.  The run fails, with one "FAIL GUEST:

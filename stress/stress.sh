@@ -12,7 +12,9 @@
 #               every x86_64 and arm64 guest with more than one CPU, since
 #               the stress takes CPUs offline and needs a Debian tools
 #               root, scripts/mk-rootfs.sh, and not instruction-counted
-#               or on another suite's QEMU; with -q, arm64-dynamiq)
+#               or on another suite's QEMU; with -q, arm64-dynamiq).
+#               make stress passes GUESTS as these, but with -q only a
+#               GUESTS set on make's command line or in the environment
 #   -m MIN      minutes of stress per guest (default 5; 1 with -q)
 #   -q          quick mode for CI: 1 minute on one guest
 #   -T          boot the guests' test kernels (make test's), not the debug

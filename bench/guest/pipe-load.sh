@@ -6,7 +6,7 @@
 # busybox): perf bench sched pipe -T, two threads passing a token, under
 # perf stat -a.
 #
-# Usage: pipe-shape.sh [-h] [-l LOOPS]
+# Usage: pipe-load.sh [-h] [-l LOOPS]
 #
 #   -l LOOPS  round trips (default 20000)
 #
@@ -16,7 +16,7 @@
 # guest's kernel threads), asym (1 when the CPUs' capacities differ)
 # and, with the series, sis_asym_prev and sis_asym_scan (feat_stats,
 # over perf bench's run).
-# perf's output stays in /tmp/pipe-shape.{log,stat}.  Exits 1 when perf
+# perf's output stays in /tmp/pipe-load.{log,stat}.  Exits 1 when perf
 # fails.
 #
 # The count is system-wide because a per-task perf stat crashed an
@@ -40,8 +40,8 @@ while getopts hl: opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage 2
-case $loops in '' | *[!0-9]* | 0*) echo "pipe-shape: bad -l '$loops'" >&2; exit 2 ;; esac
-command -v perf >/dev/null || { echo "pipe-shape: no perf in PATH" >&2; exit 1; }
+case $loops in '' | *[!0-9]* | 0*) echo "pipe-load: bad -l '$loops'" >&2; exit 2 ;; esac
+command -v perf >/dev/null || { echo "pipe-load: no perf in PATH" >&2; exit 1; }
 asym=$(cat /sys/devices/system/cpu/cpu[0-9]*/cpu_capacity 2>/dev/null | sort -u | wc -l)
 if [ "$asym" -gt 1 ]; then asym=1; else asym=0; fi
 # fstat NAME: a feat_stats counter, empty without the file or the name.
@@ -52,15 +52,15 @@ fstat() {
 sleep 1
 p0=$(fstat sis_asym_prev)
 c0=$(fstat sis_asym_scan)
-perf stat -a -x, -e cpu-migrations -o /tmp/pipe-shape.stat -- \
-	perf bench sched pipe -T -l "$loops" >/tmp/pipe-shape.log 2>&1 ||
-	{ echo "pipe-shape: perf failed, see /tmp/pipe-shape.log" >&2; exit 1; }
+perf stat -a -x, -e cpu-migrations -o /tmp/pipe-load.stat -- \
+	perf bench sched pipe -T -l "$loops" >/tmp/pipe-load.log 2>&1 ||
+	{ echo "pipe-load: perf failed, see /tmp/pipe-load.log" >&2; exit 1; }
 p1=$(fstat sis_asym_prev)
 c1=$(fstat sis_asym_scan)
-ops=$(awk '/ops\/sec/ { print $1 }' /tmp/pipe-shape.log)
-mig=$(awk -F, '$3 == "cpu-migrations" { print $1 }' /tmp/pipe-shape.stat)
+ops=$(awk '/ops\/sec/ { print $1 }' /tmp/pipe-load.log)
+mig=$(awk -F, '$3 == "cpu-migrations" { print $1 }' /tmp/pipe-load.stat)
 if [ -z "$ops" ] || [ -z "$mig" ]; then
-	echo "pipe-shape: no result, see /tmp/pipe-shape.log" >&2
+	echo "pipe-load: no result, see /tmp/pipe-load.log" >&2
 	exit 1
 fi
 fs=

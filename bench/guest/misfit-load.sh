@@ -7,20 +7,20 @@
 # per little CPU, four times as long; schedbench watch samples where the
 # free ones run.  Needs asymmetric capacity (cpu_capacity).
 #
-# Usage: misfit-shape.sh [-h] [-d SECS]
+# Usage: misfit-load.sh [-h] [-d SECS]
 #
 #   -d SECS   a free task's length on an idle big CPU (default 3); the
 #             pinned ones take a quarter of that, as in the seed
 #
 # The first run of a boot measures sysbench's rate on an idle big CPU
-# (kept in /tmp/misfit-shape.rate for the runs after it).  Prints one
+# (kept in /tmp/misfit-load.rate for the runs after it).  Prints one
 # line of key=value words, which make ab records as figures: ntasks,
 # taskI_time_s and taskI_big_share for each free task I (left out when
 # missing), longest_s, moved and waiting (free tasks that reached a big
 # CPU after the pinned ones ended, of those still running then), when
 # all of them did misfit_latency_ms (the last one's delay), and with
 # the series misfit_migrations (feat_stats, over the tasks' run).  Each
-# tool's output stays in /tmp/misfit-shape/.  Exits 1 when the
+# tool's output stays in /tmp/misfit-load/.  Exits 1 when the
 # calibration fails, 4 without asymmetry.
 # ab-programs: sysbench
 set -u
@@ -39,9 +39,9 @@ while getopts hd: opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage 2
-case $secs in '' | *[!0-9]* | 0*) echo "misfit-shape: bad -d '$secs'" >&2; exit 2 ;; esac
+case $secs in '' | *[!0-9]* | 0*) echo "misfit-load: bad -d '$secs'" >&2; exit 2 ;; esac
 for t in sysbench taskset schedbench; do
-	command -v "$t" >/dev/null || { echo "misfit-shape: no $t in PATH" >&2; exit 1; }
+	command -v "$t" >/dev/null || { echo "misfit-load: no $t in PATH" >&2; exit 1; }
 done
 
 # cpus_cap max|notmax: the CPUs whose capacity is the largest (or not),
@@ -56,21 +56,21 @@ cpus_cap() {
 }
 bigs=$(cpus_cap max)
 littles=$(cpus_cap notmax)
-[ -n "$littles" ] || { echo "misfit-shape: no asymmetric capacity (all CPUs at the largest)" >&2; exit 4; }
+[ -n "$littles" ] || { echo "misfit-load: no asymmetric capacity (all CPUs at the largest)" >&2; exit 4; }
 big0=${bigs%%,*}
 nbig=$(echo "$bigs" | tr , '\n' | wc -l)
 prime=5000
-D=/tmp/misfit-shape
+D=/tmp/misfit-load
 rm -rf "$D"
 mkdir -p "$D"
 # Let a feature just written settle.
 sleep 1
-rate=$(cat /tmp/misfit-shape.rate 2>/dev/null)
+rate=$(cat /tmp/misfit-load.rate 2>/dev/null)
 if [ -z "$rate" ]; then
 	rate=$(taskset -c "$big0" sysbench cpu --cpu-max-prime=$prime --threads=1 --time=2 run |
 		tee "$D/calibrate.log" | awk '/events per second/ { printf "%d", $4 }')
-	[ "${rate:-0}" -gt 0 ] || { echo "misfit-shape: sysbench calibration failed" >&2; exit 1; }
-	echo "$rate" >/tmp/misfit-shape.rate
+	[ "${rate:-0}" -gt 0 ] || { echo "misfit-load: sysbench calibration failed" >&2; exit 1; }
+	echo "$rate" >/tmp/misfit-load.rate
 fi
 # fstat NAME: a feat_stats counter, empty without the file or the name.
 fstat() {
@@ -79,7 +79,7 @@ fstat() {
 long=$((rate * secs))
 short=$((long / 4))
 [ $short -gt 0 ] || short=1
-echo "misfit-shape: bigs $bigs littles $littles, $rate events/s on cpu$big0, long $long short $short" >"$D/shape.txt"
+echo "misfit-load: bigs $bigs littles $littles, $rate events/s on cpu$big0, long $long short $short" >"$D/shape.txt"
 m0=$(fstat misfit_migrations)
 pinned=
 for b in $(echo "$bigs" | tr , ' '); do
@@ -113,8 +113,8 @@ i=0
 for p in $free; do
 	t=$(awk '/total time:/ { sub("s", "", $3); print $3 }' "$D/task$i.log")
 	share=$(awk -v p="$p" '$1 == "task=" p { sub("big_share=", "", $4); print $4 }' "$D/watch.log")
-	[ -n "$t" ] || echo "misfit-shape: no time for free task $i, see $D/task$i.log" >&2
-	[ -n "$share" ] || echo "misfit-shape: no big share for free task $i, see $D/watch.log" >&2
+	[ -n "$t" ] || echo "misfit-load: no time for free task $i, see $D/task$i.log" >&2
+	[ -n "$share" ] || echo "misfit-load: no big share for free task $i, see $D/watch.log" >&2
 	out="$out${t:+ task${i}_time_s=$t}${share:+ task${i}_big_share=$share}"
 	i=$((i + 1))
 done

@@ -8,7 +8,7 @@
 # -l 100000000` (160 tasks on 4 CPUs, about 40 per CPU) beside one
 # cyclictest.
 #
-# Usage: eevdf-shape.sh [-h] [-L LOAD] [-g GROUPS] [-f FDS] [-d SECS]
+# Usage: eevdf-load.sh [-h] [-L LOAD] [-g GROUPS] [-f FDS] [-d SECS]
 #                       [-G SECS] [-K] [-c CPUS]
 #
 #   -L LOAD    hackbench (default), or hogs: three nice-0 busy loops
@@ -35,7 +35,7 @@
 # A level whose cyclictest gave no result, or (-K) was still running
 # when the load stopped, has no figures (niceN_late=1 for the latter),
 # and a message on stderr.  Each tool's output stays in
-# /tmp/eevdf-shape/.  Exits 1 when a tool is missing.
+# /tmp/eevdf-load/.  Exits 1 when a tool is missing.
 # ab-programs: hackbench cyclictest
 set -u
 
@@ -60,20 +60,20 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage 2
 for v in "$groups" "$fds" "$secs" "$grace"; do
-	case $v in '' | *[!0-9]* | 0*) echo "eevdf-shape: bad -g, -f, -d or -G '$v'" >&2; exit 2 ;; esac
+	case $v in '' | *[!0-9]* | 0*) echo "eevdf-load: bad -g, -f, -d or -G '$v'" >&2; exit 2 ;; esac
 done
-case $load in hackbench | hogs) ;; *) echo "eevdf-shape: bad -L '$load' (hackbench or hogs)" >&2; exit 2 ;; esac
+case $load in hackbench | hogs) ;; *) echo "eevdf-load: bad -L '$load' (hackbench or hogs)" >&2; exit 2 ;; esac
 [ -n "$cpus" ] || cpus=0-$(($(grep -c '^processor' /proc/cpuinfo) - 1))
 for t in hackbench cyclictest taskset schedbench killall; do
-	command -v "$t" >/dev/null || { echo "eevdf-shape: no $t in PATH" >&2; exit 1; }
+	command -v "$t" >/dev/null || { echo "eevdf-load: no $t in PATH" >&2; exit 1; }
 done
 
-D=/tmp/eevdf-shape
+D=/tmp/eevdf-load
 rm -rf "$D"
 mkdir -p "$D" /dev/shm
 # cyclictest keeps its threads' shared memory there.
 grep -q ' /dev/shm ' /proc/mounts || mount -t tmpfs shm /dev/shm ||
-	{ echo "eevdf-shape: no /dev/shm" >&2; exit 1; }
+	{ echo "eevdf-load: no /dev/shm" >&2; exit 1; }
 
 # Start on a whole second, the cyclictests half a second later and a
 # third of their period apart: the same phases in every run.
@@ -145,13 +145,13 @@ out="tasks=$tasks ncpus=$(grep -c '^processor' /proc/cpuinfo)"
 for n in -19 0 19; do
 	k=$(echo "nice$n" | sed 's/-/m/')
 	if grep -qx -- "$n" "$D/late" 2>/dev/null; then
-		echo "eevdf-shape: the nice $n cyclictest was still running $((secs + grace + 1)) s in, when the load stopped: no figures" >&2
+		echo "eevdf-load: the nice $n cyclictest was still running $((secs + grace + 1)) s in, when the load stopped: no figures" >&2
 		out="$out ${k}_late=1"
 		continue
 	fi
 	j=$(awk -v k="$k" '/^ *"(min|avg|max)": / { f = $1; v = $2; gsub(/[":]/, "", f); sub(/,$/, "", v)
 		printf "%s_%s_us=%s ", k, f, v; m++ } END { if (m != 3) exit 1 }' "$D/nice$n.json") ||
-		{ echo "eevdf-shape: no result from the nice $n cyclictest, see $D/nice$n.log" >&2; continue; }
+		{ echo "eevdf-load: no result from the nice $n cyclictest, see $D/nice$n.log" >&2; continue; }
 	sed -n 's/^ *[0-9][0-9]*: *[0-9][0-9]*: *\([0-9][0-9]*\)$/\1/p' "$D/nice$n.log" | sort -n >"$D/nice$n.sorted"
 	c=$(wc -l <"$D/nice$n.sorted")
 	p=

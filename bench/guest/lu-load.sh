@@ -7,7 +7,7 @@
 # two fewer than the CPUs, in a cgroup of cpu.weight 1, beside
 # two nice-0 hogs.  Needs two NUMA nodes and cgroup v2's cpu controller.
 #
-# Usage: lu-shape.sh [-h] [-c CASE] [-n ITERS]
+# Usage: lu-load.sh [-h] [-c CASE] [-n ITERS]
 #
 #   -c CASE    GROUP: the hogs in a cgroup of their own, as the seed's
 #              "group imbalance" case; NORMAL: in the workers' (default
@@ -20,11 +20,11 @@
 # threads, time (s), ops_per_s, samples, workers_nodeN and hogs_nodeN
 # (mean tasks on node N over the samples), worker_node_moves and
 # hog_node_moves.  The output of schedbench lu stays in
-# /tmp/lu-shape.log.  Exits 1 when it fails, 4 on one node.
+# /tmp/lu-load.log.  Exits 1 when it fails, 4 on one node.
 set -u
 
 usage() {
-	sed -n '5,/^# \/tmp\/lu-shape.log\.  Exits/s/^# \{0,1\}//p' "$0"
+	sed -n '5,/^# \/tmp\/lu-load.log\.  Exits/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 case=GROUP
@@ -39,25 +39,25 @@ while getopts hc:n: opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage 2
-case $case in GROUP | NORMAL) ;; *) echo "lu-shape: bad -c '$case' (GROUP or NORMAL)" >&2; exit 2 ;; esac
-case $iters in '' | *[!0-9]* | 0*) echo "lu-shape: bad -n '$iters'" >&2; exit 2 ;; esac
-command -v schedbench >/dev/null || { echo "lu-shape: no schedbench in PATH" >&2; exit 1; }
-[ -d /sys/devices/system/node/node1 ] || { echo "lu-shape: one NUMA node only" >&2; exit 4; }
+case $case in GROUP | NORMAL) ;; *) echo "lu-load: bad -c '$case' (GROUP or NORMAL)" >&2; exit 2 ;; esac
+case $iters in '' | *[!0-9]* | 0*) echo "lu-load: bad -n '$iters'" >&2; exit 2 ;; esac
+command -v schedbench >/dev/null || { echo "lu-load: no schedbench in PATH" >&2; exit 1; }
+[ -d /sys/devices/system/node/node1 ] || { echo "lu-load: one NUMA node only" >&2; exit 4; }
 CG=/sys/fs/cgroup
 fail() {
-	echo "lu-shape: $*" >&2
+	echo "lu-load: $*" >&2
 	exit 1
 }
 grep -q cgroup2 /proc/mounts || mount -t cgroup2 none "$CG" || fail "cannot mount cgroup2"
 echo +cpu >"$CG/cgroup.subtree_control" || fail "no cpu controller"
-mkdir -p "$CG/lu-shape-a" "$CG/lu-shape-b"
-echo 1 >"$CG/lu-shape-a/cpu.weight" || fail "cannot set cpu.weight"
+mkdir -p "$CG/lu-load-a" "$CG/lu-load-b"
+echo 1 >"$CG/lu-load-a/cpu.weight" || fail "cannot set cpu.weight"
 # Let a feature just written settle.
 sleep 0.5
 n=$(grep -c '^processor' /proc/cpuinfo)
 threads=$((n - 2))
-hg=$CG/lu-shape-b
-[ "$case" = NORMAL ] && hg=$CG/lu-shape-a
+hg=$CG/lu-load-b
+[ "$case" = NORMAL ] && hg=$CG/lu-load-a
 hogs=
 for _ in 1 2; do
 	schedbench hog &
@@ -67,14 +67,14 @@ done
 sb=$(command -v schedbench)
 rc=0
 # A bound well above the 10x TCG slowdown seen in probes.
-timeout $((iters + 120)) sh -c "echo \$\$ >$CG/lu-shape-a/cgroup.procs &&
-	exec $sb lu -S -t $threads -n $iters -w 3000 -s 100 -p $hogs" >/tmp/lu-shape.log 2>&1 || rc=$?
+timeout $((iters + 120)) sh -c "echo \$\$ >$CG/lu-load-a/cgroup.procs &&
+	exec $sb lu -S -t $threads -n $iters -w 3000 -s 100 -p $hogs" >/tmp/lu-load.log 2>&1 || rc=$?
 # shellcheck disable=SC2046 # PIDs, split on purpose
 kill $(echo "$hogs" | tr , ' ')
 wait
-rmdir "$CG/lu-shape-a" "$CG/lu-shape-b" 2>/dev/null
-[ "$rc" -eq 0 ] || fail "schedbench lu exited $rc (busybox timeout: 143), see /tmp/lu-shape.log"
-grep '^threads=' /tmp/lu-shape.log | awk '{
+rmdir "$CG/lu-load-a" "$CG/lu-load-b" 2>/dev/null
+[ "$rc" -eq 0 ] || fail "schedbench lu exited $rc (busybox timeout: 143), see /tmp/lu-load.log"
+grep '^threads=' /tmp/lu-load.log | awk '{
 	for (i = 1; i <= NF; i++) {
 		p = index($i, "="); k = substr($i, 1, p - 1); v = substr($i, p + 1)
 		if (k == "workers_per_node" || k == "hogs_per_node") {
@@ -84,4 +84,4 @@ grep '^threads=' /tmp/lu-shape.log | awk '{
 		} else
 			out = out " " $i
 	}
-	print substr(out, 2); f = 1 } END { exit !f }' || fail "no result, see /tmp/lu-shape.log"
+	print substr(out, 2); f = 1 } END { exit !f }' || fail "no result, see /tmp/lu-load.log"
