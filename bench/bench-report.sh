@@ -449,8 +449,8 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 		echo "set to $(sel "exp=eevdf ncpus=1" base_slice_ns | head -n1) ns through debugfs (the value of 8 or more CPUs, the"
 		echo "seed's; one CPU's own is the flag's 0.7 ms quantum, and it would cut nothing).  Per"
 		echo "boot (${ib[*]}), the median over its repeats of each run's"
-		echo "average latency (us), and where the run kept every sample (-v), of each run's median"
-		echo "latency; how far the boots with the first boot's QEMU seed are apart, and"
+		echo "average latency (us) (each run's median latency is in raw-all.txt, p50_us);"
+		echo "how far the boots with the first boot's QEMU seed are apart, and"
 		echo "the first boots of different QEMU seeds; how far the spread of single runs"
 		echo "alone puts two boots with different QEMU seeds apart, 1 time in 20 (noise: two"
 		echo "boots drawn from the runs of one boot per QEMU seed, 2000 times), and how many"
@@ -473,65 +473,61 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 				lb+=("$b")
 				lseed+=("$(seed_of "$b")")
 			done
-			for k in avg_us p50_us; do
-				[[ $k == avg_us || -n $(sel "exp=eevdf ncpus=1 load=$l" p50_us | grep -v nan | head -n1) ]] || continue
-				if [[ $k == avg_us ]]; then
-					echo "Load: $l, $(sel "boot=${lb[0]} exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" rep | sort -u | wc -l) repeats per boot.  Average latency (cyclictest's Avg):"
-				else
-					echo "Load: $l.  Median latency (the 50th percentile of every wakeup of a run, from cyclictest -v):"
-				fi
-				echo
-				echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")same QEMU seed apart (%) | QEMU seeds apart (%) | noise (%) | repeats for 2% | on/off per boot | seed (avg) |"
-				echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|---|---|---|"
-				for n in -19 0 19; do
-					for rtp in RTP NORTP; do
-						for ri in off on; do
-							row="| $n | $rtp | $ri"
-							vals=()
-							onoff=()
-							runs=
-							for i in "${!lb[@]}"; do
-								b=${lb[i]}
-								# This cell's runs, read once: its median here, and
-								# for boot_noise the runs of one boot per seed.
-								rv=$(sel "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
-								[[ " ${lseed[*]:0:i} " == *" ${lseed[i]} "* ]] ||
-									runs+=$(awk -v i="$i" '{ print i, $0 }' <<<"$rv")$'\n'
-								v=$(stats <<<"$rv" | cut -d' ' -f1)
-								vals+=("$v")
-								row+=" | $v"
-								onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" "$k")" \
-									"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" "$k")")")
-							done
-							# The boots of the first boot's seed, and the
-							# first boot of each seed.
-							same=() firsts=() seen=,
-							for i in "${!lb[@]}"; do
-								[[ ${lseed[i]} == "${lseed[0]}" ]] && same+=("${vals[i]}")
-								[[ $seen == *",${lseed[i]},"* ]] && continue
-								seen+=${lseed[i]},
-								firsts+=("${vals[i]}")
-							done
-							noise=$(printf '%s' "$runs" | boot_noise)
-							echo "$row | $(apart "${same[@]}") | $(apart "${firsts[@]}") | ${noise% *} | ${noise#* } | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
+			# The runs' median latencies (p50_us) are in raw-all.txt; the
+			# table gives their averages, as the seed did.
+			k=avg_us
+			echo "Load: $l, $(sel "boot=${lb[0]} exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" rep | sort -u | wc -l) repeats per boot.  Average latency (cyclictest's Avg):"
+			echo
+			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")same QEMU seed apart (%) | QEMU seeds apart (%) | noise (%) | repeats for 2% | on/off per boot | seed (avg) |"
+			echo "|---|---|---|$(printf -- '---|%.0s' "${lb[@]}")---|---|---|---|---|---|"
+			for n in -19 0 19; do
+				for rtp in RTP NORTP; do
+					for ri in off on; do
+						row="| $n | $rtp | $ri"
+						vals=()
+						onoff=()
+						runs=
+						for i in "${!lb[@]}"; do
+							b=${lb[i]}
+							# This cell's runs, read once: its median here, and
+							# for boot_noise the runs of one boot per seed.
+							rv=$(sel "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
+							[[ " ${lseed[*]:0:i} " == *" ${lseed[i]} "* ]] ||
+								runs+=$(awk -v i="$i" '{ print i, $0 }' <<<"$rv")$'\n'
+							v=$(stats <<<"$rv" | cut -d' ' -f1)
+							vals+=("$v")
+							row+=" | $v"
+							onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" "$k")" \
+								"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" "$k")")")
 						done
+						# The boots of the first boot's seed, and the
+						# first boot of each seed.
+						same=() firsts=() seen=,
+						for i in "${!lb[@]}"; do
+							[[ ${lseed[i]} == "${lseed[0]}" ]] && same+=("${vals[i]}")
+							[[ $seen == *",${lseed[i]},"* ]] && continue
+							seen+=${lseed[i]},
+							firsts+=("${vals[i]}")
+						done
+						noise=$(printf '%s' "$runs" | boot_noise)
+						echo "$row | $(apart "${same[@]}") | $(apart "${firsts[@]}") | ${noise% *} | ${noise#* } | $(IFS=/; echo "${onoff[*]}") | ${seedavg[$n $rtp $ri]} |"
 					done
 				done
-				echo
 			done
+			echo
 		done
 		for l in hackbench hogs; do
 			[[ -n $(sel "exp=eevdf ncpus=1 load=$l" avg_us | head -n1) ]] || continue
 			for r in RTP NORTP; do
-				SEP_BOOTS=$(distinct "icount-eevdf-$l") sep "icount $l nice 0 avg, ${r/NORTP/NO_RUN_TO_PARITY}, on vs off" \
+				SEP_BOOTS=$(distinct "icount-eevdf-$l") sep "icount $l nice 0 avg, $([[ $r == RTP ]] && echo RUN_TO_PARITY || echo NO_RUN_TO_PARITY), on vs off" \
 					"exp=eevdf load=$l nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=on" \
 					"exp=eevdf load=$l nice=0 RUN_TO_PARITY=$r RESCHED_INELIGIBLE=off" avg_us
 			done
 		done
 		echo "(The first boot of each QEMU seed only.)"
 		echo
-		for b in "${ib[@]}"; do
-			for l in hackbench hogs; do
+		for l in hackbench hogs; do
+			for b in $(distinct "icount-eevdf-$l"); do
 				[[ -n $(sel "boot=$b exp=eevdf load=$l" resched | head -n1) ]] || continue
 				echo "- $b, $l: RESCHED_INELIGIBLE reschedules per run (median, flag on): $(median "boot=$b exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=on" resched) (RUN_TO_PARITY), $(median "boot=$b exp=eevdf load=$l nice=0 RUN_TO_PARITY=NORTP RESCHED_INELIGIBLE=on" resched) (NO_RUN_TO_PARITY); with the flag off: $(median "boot=$b exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" resched)"
 			done
@@ -661,21 +657,23 @@ reading=$("$REPO/bench/results-table.py" --summary "$md" --partial --md 2>&1) ||
 {
 	echo "## Boots"
 	echo
+	# Every boot's verdict is in ab/EXP/boot-N/verdict.txt: the passed
+	# ones are counted, the failed ones listed with their reason.
+	npass=0
 	for v in "$res"/ab/*/boot-*/verdict.txt; do
 		[[ -f $v ]] || continue
 		d=$(dirname "$v")
+		if grep -q '^PASS' "$v"; then
+			npass=$((npass + 1))
+			continue
+		fi
 		echo "- ${d#"$res"/}: $(cat "$v")"
 		f=$(tr -d '\r' <"$d/cmd.out" 2>/dev/null | grep '^ab: FAIL' | tail -n1 || true)
 		[[ -n $f ]] && echo "  - $f"
 	done
-	echo
-	echo "Each experiment's own make ab report, with a verdict per figure:"
-	echo
-	for v in "$res"/ab/*/verdicts.txt; do
-		[[ -f $v ]] || continue
-		echo "- ${v%/verdicts.txt}/summary.md: $(grep -c '^ab: ' "$v" || true) figure lines, $(grep -cE ' B_(higher|lower)$' "$v" || true) B_higher or B_lower" |
-			sed "s|- $res/|- |"
-	done
+	echo "- $npass boots passed (each boot's verdict: ab/EXPERIMENT/boot-N/verdict.txt)."
+	echo "- Each experiment's own make ab report, with a verdict per figure:" \
+		"ab/EXPERIMENT/summary.md ($(find "$res/ab" -name verdicts.txt | wc -l) experiments)."
 	echo
 } >>"$md"
 progress "report: $md"

@@ -42,6 +42,10 @@ ROWS = [
      "1.8506 vs 2.5997 s, Hikey960"),
     ("MISFIT", "longest unpinned task (s)", "arm64-juno, TCG",
      "juno longest task, MISFIT on vs off", "1.6016 vs 1.7465 s, Juno"),
+    ("MISFIT", "unpinned tasks' share on big CPUs", "arm64-dynamiq, TCG",
+     "dynamiq big share, on vs off", "-"),
+    ("MISFIT", "unpinned tasks' share on big CPUs", "arm64-juno, TCG",
+     "juno big share, on vs off", "-"),
     ("LB_CLASSIFY", "GROUP: worker node changes", "x86_64-numa, TCG",
      "GROUP node changes, on vs off", "-"),
     ("LB_CLASSIFY", "GROUP: time (s)", "x86_64-numa, TCG",
@@ -147,9 +151,8 @@ def txt(rows, head):
             flag = r[0]
             lines.append(f"  {flag}:")
         lines.append(f"    {r[1]}, {r[2]}")
-        lines.append(f"      on {r[3]}, off {r[4]}, on/off {r[5]}, p={r[6]}, {r[7]}")
-        if r[8] != "-":
-            lines.append(f"      seed: {r[8]}")
+        lines.append(f"      on {r[3]}, off {r[4]}: on/off {r[5]}, p={r[6]}")
+        lines.append(f"      {r[7]}" + (f"; seed {r[8]}" if r[8] != "-" else ""))
     return "\n".join(lines) + "\n"
 
 
