@@ -475,7 +475,6 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 			done
 			# The runs' median latencies (p50_us) are in raw-all.txt; the
 			# table gives their averages, as the seed did.
-			k=avg_us
 			echo "Load: $l, $(sel "boot=${lb[0]} exp=eevdf load=$l nice=0 RUN_TO_PARITY=RTP RESCHED_INELIGIBLE=off" rep | sort -u | wc -l) repeats per boot.  Average latency (cyclictest's Avg):"
 			echo
 			echo "| nice | RUN_TO_PARITY | RESCHED_INELIGIBLE | $(printf '%s | ' "${lb[@]}")same QEMU seed apart (%) | QEMU seeds apart (%) | noise (%) | repeats for 2% | on/off per boot | seed (avg) |"
@@ -491,14 +490,14 @@ if [[ -n $(sel "exp=eevdf ncpus=1" avg_us | head -n1) ]]; then
 							b=${lb[i]}
 							# This cell's runs, read once: its median here, and
 							# for boot_noise the runs of one boot per seed.
-							rv=$(sel "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" "$k")
+							rv=$(sel "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=$ri" avg_us)
 							[[ " ${lseed[*]:0:i} " == *" ${lseed[i]} "* ]] ||
 								runs+=$(awk -v i="$i" '{ print i, $0 }' <<<"$rv")$'\n'
 							v=$(stats <<<"$rv" | cut -d' ' -f1)
 							vals+=("$v")
 							row+=" | $v"
-							onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" "$k")" \
-								"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" "$k")")")
+							onoff+=("$(ratio "$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=on" avg_us)" \
+								"$(median "boot=$b exp=eevdf load=$l nice=$n RUN_TO_PARITY=$rtp RESCHED_INELIGIBLE=off" avg_us)")")
 						done
 						# The boots of the first boot's seed, and the
 						# first boot of each seed.
