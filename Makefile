@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 GUESTS ?= x86_64-numa arm64-juno arm64-dynamiq
 
-.PHONY: help test ci tree kernels checkpatch build-each-patch clang export patches applies selftests \
+.PHONY: help test test-large ci tree kernels checkpatch build-each-patch clang export patches applies selftests \
 	kselftest-tarball lava lava-lab lava-lab-stop lava-images shellcheck stress bench steady ab rootfs clean check bisect \
 	shell
 
@@ -15,6 +15,8 @@ help:
 	@echo "                   (GUESTS=\"...\", TESTS=\"misfit ...\": only those tests, V=1: stream"
 	@echo "                   each guest's console; KERNEL=IMAGE [KCONFIG=FILE]: boot a kernel you"
 	@echo "                   built, in the guests of its arch, its config checked first)"
+	@echo "make test-large    make test in the large shapes only (guests with LARGE_SHAPE=1:"
+	@echo "                   $(LARGE_GUESTS)), which make test and CI leave out"
 	@echo "make shell         GUEST=NAME: a shell in that shape (KERNEL=IMAGE as for make test;"
 	@echo "                   commands on standard input instead of a terminal; SHELL_OPTS:"
 	@echo "                   scripts/shell.sh -h)"
@@ -79,6 +81,11 @@ TESTS ?=
 V ?= 0
 test:
 	scripts/run-tests.sh $(if $(filter 1,$(V)),-v) $(if $(strip $(TESTS)),-T "$(TESTS)") $(GUESTS)
+
+# The large shapes (LARGE_SHAPE=1 in guests/*.conf) boot only when named.
+LARGE_GUESTS = $(sort $(basename $(notdir $(shell grep -l '^LARGE_SHAPE=1$$' guests/*.conf))))
+test-large:
+	scripts/run-tests.sh $(if $(filter 1,$(V)),-v) $(if $(strip $(TESTS)),-T "$(TESTS)") $(LARGE_GUESTS)
 
 ci:
 	scripts/ci.sh
@@ -154,9 +161,10 @@ LAVA_LAB_OPTS ?=
 # LAVA_LAB_OUT/ARCH (default results/lava-lab-STAMP).
 lava-lab: $(if $(LAVA_URI),,lava-images)
 	$(if $(LAVA_URI),,lava/lava-lab.sh up)
-	rc=0; out=$${LAVA_LAB_OUT:-results/lava-lab-$$(date +%Y%m%d-%H%M%S)}; \
+	rc=0; out=$${LAVA_LAB_OUT:-results/lava-lab-$$(date +%Y%m%d-%H%M%S)}; pids=; \
 	$(foreach a,$(LAVA_ARCHS),lava/lava-lab.sh run -a $(a) -o "$$out/$(a)" $(LAVA_LAB_OPTS) \
-		$(LAVA_IMAGES_$(a)) || rc=1;) exit $$rc
+		$(LAVA_IMAGES_$(a)) & pids="$$pids $$!";) \
+	for p in $$pids; do wait $$p || rc=1; done; exit $$rc
 
 lava-lab-stop:
 	lava/lava-lab.sh down

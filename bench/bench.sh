@@ -20,8 +20,9 @@
 #               per boot (default 4,8; 1,1 with -q)
 #   -S SEEDS    the instruction-counted boots' QEMU seeds, comma-separated:
 #               one boot per seed for cost (each kernel; with -q the first
-#               seed only) and for each icount-eevdf load (default 1,1,
-#               with -q too, so that CI checks the determinism).  These boots
+#               seed only) and for each icount-eevdf load (default 1,1;
+#               1 with -q: CI's determinism test, scripts/test-determinism.sh,
+#               boots a seed twice already).  These boots
 #               are deterministic (scripts/run-guest.sh -D): boots with the
 #               same seed must give the same raw.txt (byte for byte, or
 #               numbers within DET_TOL percent, default 0.1; lib.sh's
@@ -116,7 +117,7 @@ shift $((OPTIND - 1))
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "bad -r '$reps' (a number > 0)"
 [[ -n $ireps ]] || { ireps=4,8; [[ $quick -eq 1 ]] && ireps=1,1; }
 [[ $ireps =~ ^[1-9][0-9]*,[1-9][0-9]*$ ]] || die "bad -I '$ireps' (H,O: two numbers > 0)"
-[[ -n $seeds ]] || seeds=1,1
+[[ -n $seeds ]] || { seeds=1,1; [[ $quick -eq 1 ]] && seeds=1; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma-separated)"
 IFS=, read -ra seedv <<<"$seeds"
 all_boots=",dynamiq,juno,numa,cost,icount-eevdf,"

@@ -28,12 +28,13 @@
 #                 nostats  CONFIG_SCHEDSTATS=n, kernel/sched/ objects
 #                 nodebugfs  CONFIG_DEBUG_FS=n (no features file), kernel/sched/ objects
 #
-# The default variant links a full image after each patch.  The other two
+# The default variant links vmlinux after each patch and the full image
+# after the last that changes the kernel build.  The other two
 # compile kernel/sched/, where every change of the series lives, so their
 # #ifdef branches are checked without two more full builds per patch.
-# After a patch that touches only Documentation/ and
-# tools/testing/selftests/ nothing is built: every input of the kernel
-# build is the previous patch's.
+# After a patch that touches only Documentation/,
+# tools/testing/selftests/ and MAINTAINERS nothing is built: every input
+# of the kernel build is the previous patch's.
 # The tree is left with the whole series applied.  Without git history in
 # the tree checkpatch cannot resolve commit ids, so UNKNOWN_COMMIT_ID is
 # ignored there (the ids in the changelogs were checked against upstream).
@@ -42,7 +43,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '3,39s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# ignored there/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 only_checkpatch=0
@@ -110,6 +111,8 @@ build() {
 	default)
 		if [[ $objs -eq 1 ]]; then
 			"$REPO/scripts/build-kernel.sh" -t kernel/sched/ "$arch" >/dev/null
+		elif [[ $objs -eq 2 ]]; then
+			"$REPO/scripts/build-kernel.sh" -t vmlinux "$arch" >/dev/null
 		else
 			"$REPO/scripts/build-kernel.sh" "$arch" >/dev/null
 		fi ;;
@@ -120,12 +123,13 @@ build() {
 
 # kernel_patch P: P changes an input of the kernel build, i.e. one of
 # its files (both sides of each diff, and the new files it installs) is
-# outside Documentation/ and the selftests.  grep reads all of its input
-# (no -q): under pipefail a writer cut off early would fail the test.
+# outside Documentation/, the selftests and MAINTAINERS (which no build
+# reads).  grep reads all of its input (no -q): under pipefail a writer
+# cut off early would fail the test.
 kernel_patch() {
 	{ sed -n 's|^diff --git a/\([^ ]*\) b/\(.*\)$|\1\n\2|p' "patches/$1"
 	  awk -v p="$1" '$1 == p { for (i = 2; i <= NF; i++) print $i }' "$REPO/patches/new-files"; } |
-		grep -vE '^(Documentation|tools/testing/selftests)/' >/dev/null
+		grep -vE '^(Documentation/|tools/testing/selftests/|MAINTAINERS$)' >/dev/null
 }
 last_k=0
 n=0
@@ -171,6 +175,20 @@ if [[ $clang -eq 1 ]]; then
 	exit 0
 fi
 
+# The x86_64 default config with no patch applied is the base kernel
+# (lib.sh's base_kernel, for the bench and the mutation test).  When its
+# image is not built yet, it is built here first, in the directory the
+# patched builds use, so that patch 1 rebuilds only what it touches
+# instead of the base taking a second full build of its own.
+if [[ " ${archs[*]} " == *" x86_64 "* && " ${variants[*]} " == *" default "* && -z ${KSRC:-} &&
+	$(cat "$(out_root)/x86_64-base/.schedseries-base-built" 2>/dev/null) != "$(base_stamp)" ]]; then
+	"$REPO/scripts/prepare-tree.sh" -n 0 >/dev/null
+	img=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1) ||
+		die "build failed for x86_64/default with no patch applied (the base)"
+	base_kernel_adopt "$img"
+	progress "bisect ok: the base (x86_64; default), its image kept as the base kernel"
+fi
+
 # prepare-tree.sh -n N leaves the first N patches applied and touches what
 # changed, so each step rebuilds only what patch N touches.  The last step
 # leaves the whole series applied, as it was.
@@ -181,16 +199,22 @@ for p in "${patches[@]}"; do
 	# A patch that changes nothing the kernel build reads leaves every
 	# input as the patch before did.
 	if ! kernel_patch "$p"; then
-		progress "bisect ok: $n/${#patches[@]} $p (Documentation/ and the selftests only: the kernel build is the previous patch's)"
+		progress "bisect ok: $n/${#patches[@]} $p (Documentation/, selftests, MAINTAINERS: the kernel build is the previous patch's)"
 		continue
 	fi
+	# Before the last patch that changes the kernel build, vmlinux (every
+	# object, linked) stands for the image: the boot wrapper around it
+	# (x86's compressed bzImage) is no input the series changes.
 	built=()
 	objs=0
+	[[ $n -ne $last_k ]] && objs=2
 	[[ $objects_only -eq 1 && $n -ne $last_k ]] && objs=1
 	for v in "${variants[@]}"; do
 		[[ $last_only -eq 1 && $v != default && $n -ne $last_k ]] && continue
 		if [[ $v == default && $objs -eq 1 ]]; then
 			built+=("default: kernel/sched/")
+		elif [[ $v == default && $objs -eq 2 ]]; then
+			built+=("default: vmlinux")
 		else
 			built+=("$v")
 		fi

@@ -126,8 +126,7 @@ for a in "${archs[@]}"; do
 	arch_vars "$a"
 	work=$CACHE/kselftest/$a
 	src=$work/src
-	inst=$work/install
-	log=$work/build.log
+
 	mkdir -p "$src"
 	# --delete: a test dropped from the tree must not survive in the copy.
 	rsync -a --delete "$tree/Makefile" "$tree/scripts" "$tree/tools" "$src/" ||
@@ -139,14 +138,30 @@ for a in "${archs[@]}"; do
 		sed -i "/^TEST_GEN_PROGS :=/s/ $KSFT_DROP\b//" "$mk"
 		progress "mutation: $KSFT_DROP dropped from TEST_GEN_PROGS in $mk"
 	fi
-	rm -rf "$inst"
-	progress "kselftest $a: make TARGETS=sched gen_tar, log $log"
-	make -C "$src/tools/testing/selftests" TARGETS=sched clean >"$log" 2>&1 ||
-		die "make clean failed for $a, see $log"
-	LC_ALL=C make -C "$src/tools/testing/selftests" TARGETS=sched ARCH="$KARCH" \
-		CROSS_COMPILE="$UCROSS" LDFLAGS=-static KHDR_INCLUDES= \
-		KSFT_INSTALL_PATH="$inst" gen_tar >>"$log" 2>&1 ||
-		die "kselftest gen_tar failed for $a, see $log"
+	# The build's inputs: the selftests' top-level files, kselftest/ and
+	# sched/ as copied (KSFT_DROP included), and the compiler.  A build
+	# of the same inputs stands, its tarball and log kept under their key
+	# (a CI run asks for the same tarballs some ten times, and for one
+	# with a test dropped).
+	key=$( { cd "$src/tools/testing/selftests" &&
+		 { find . -maxdepth 1 -type f; find kselftest sched -type f; } | LC_ALL=C sort |
+		 xargs -d '\n' sha256sum
+		 echo "$KARCH $UCROSS $("${UCROSS}gcc" --version | head -n1)"; } | sha256sum | cut -c1-16)
+	inst=$work/install-$key
+	log=$inst.log
+	if [[ -f $inst/kselftest-packages/kselftest.tar.gz && -f $inst.done ]]; then
+		progress "kselftest $a: the build of the same sources stands ($key), log $log"
+	else
+		rm -rf "$inst" "$inst.done"
+		progress "kselftest $a: make TARGETS=sched gen_tar, log $log"
+		make -C "$src/tools/testing/selftests" TARGETS=sched clean >"$log" 2>&1 ||
+			die "make clean failed for $a, see $log"
+		LC_ALL=C make -C "$src/tools/testing/selftests" TARGETS=sched ARCH="$KARCH" \
+			CROSS_COMPILE="$UCROSS" LDFLAGS=-static KHDR_INCLUDES= \
+			KSFT_INSTALL_PATH="$inst" gen_tar >>"$log" 2>&1 ||
+			die "kselftest gen_tar failed for $a, see $log"
+		touch "$inst.done"
+	fi
 	# Our tests build with -Wall -Wextra (the selftests Makefile): a
 	# warning in them fails, as it would upstream's review.
 	ours=$(find "$REPO/tools/testing/selftests/sched" -maxdepth 1 -name '*.[ch]' -printf '%f\n' |

@@ -509,17 +509,39 @@ tools_userland() {
 	echo "$root $initrd"
 }
 
+# base_stamp: what an image of the base kernel was built from (the base
+# and the configs).
+base_stamp() {
+	echo "$(head -n1 "$(tree_dir)/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
+}
+
+# base_kernel_adopt IMAGE: IMAGE, the x86_64 default config built with no
+# patch applied, becomes base_kernel's image (scripts/check-series.sh
+# builds it so before patch 1, in the same directory as the patched ones,
+# instead of a second full build into out/x86_64-base).
+base_kernel_adopt() {
+	local bout
+	bout=$(out_root)/x86_64-base
+	mkdir -p "$bout/arch/x86/boot" "$bout/include/generated"
+	rm -f "$bout/.schedseries-base-built"
+	cp "$1" "$bout/arch/x86/boot/bzImage.tmp"
+	mv "$bout/arch/x86/boot/bzImage.tmp" "$bout/arch/x86/boot/bzImage"
+	# Its version, which run-guest.sh checks the booted kernel against.
+	cp "${1%/arch/*}/include/generated/utsversion.h" "$bout/include/generated/"
+	base_stamp >"$bout/.schedseries-base-built"
+}
+
 # base_kernel: the x86_64 bzImage of the unpatched base, for the bench and
 # the SKIP check of test-mutations.sh.  The tree goes back to no patch
 # applied, is built into out/x86_64-base, and gets the whole series again.
 # Rebuilt only when the base or the configs change (the stamp records
-# both).  Needs the tree prepared by scripts/prepare-tree.sh.  Progress
+# both; scripts/check-series.sh may have adopted an image built so
+# already).  Needs the tree prepared by scripts/prepare-tree.sh.  Progress
 # goes to stderr; prints the image path.
 base_kernel() {
-	local tree bout want rc=0
+	local bout want rc=0
 	bout=$(out_root)/x86_64-base
-	tree=$(tree_dir)
-	want="$(head -n1 "$tree/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
+	want=$(base_stamp)
 	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then
 		progress "base kernel $bout is up to date" >&2
 		echo "$bout/arch/x86/boot/bzImage"

@@ -50,7 +50,7 @@
 #               console is this terminal, and leaving the shell powers the
 #               guest off.  On a terminal, no timeout, and Ctrl-A X quits
 #               QEMU.  Otherwise the guest gets standard input, then
-#               "exit", once its shell is up, within TIMEOUT
+#               "exit", a line each time its shell prompts, within TIMEOUT
 #
 # QEMU_SUITE (environment): the Debian suite whose QEMU the guest runs,
 # fetched under SCHED_CACHE (default bookworm-backports); empty: the
@@ -346,11 +346,17 @@ judge() {
 }
 
 
+# shell_prompts: how many prompts of the guest's shell the console shows
+# (busybox ash's "DIR # ", with what was typed after it).
+shell_prompts() {
+	tr -d '\r' <"$console" | sed -n '/^SCHEDSERIES-SHELL-READY/,$p' | grep -cE '^(/[^ ]*|~) # ' || true
+}
+
 # shell_run: QEMU with the console on this terminal (no timeout), or
 # with standard input typed into the guest's shell once it is up, then
 # "exit" (the guest's tty echoes it into the console).  Sets rc.
 shell_run() {
-	local input fifo
+	local input fifo line typed
 	rc=0
 	if [[ -t 0 ]]; then
 		progress "$GUEST_NAME: starting QEMU ($QEMU_SMP), results in $outdir; the shell comes after the boot, 'exit' powers off, Ctrl-A X quits QEMU"
@@ -381,9 +387,19 @@ shell_run() {
 		fi
 		sleep 0.2
 	done
-	if kill -0 "$qpid" 2>/dev/null; then
-		cat "$input" >&3 || true
-	fi
+	# One line at a time, each once the shell's prompt ("DIR # ") is back:
+	# ash's line editing drops or mangles what is typed ahead of it (it
+	# asks the terminal for the cursor position, and reads the answer
+	# from the same input).
+	typed=0
+	while IFS= read -r line || [[ -n $line ]]; do
+		while kill -0 "$qpid" 2>/dev/null && [[ $(shell_prompts) -le $typed ]]; do
+			sleep 0.2
+		done
+		kill -0 "$qpid" 2>/dev/null || break
+		printf '%s\n' "$line" >&3 || break
+		typed=$((typed + 1))
+	done <"$input"
 	exec 3>&-
 	wait "$qpid" || rc=$?
 	rm -f "$input" "$fifo"

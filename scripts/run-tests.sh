@@ -5,10 +5,11 @@
 # each guest boots, shows its fair features, runs its selftests, and a
 # summary table follows.
 #
-# Usage: scripts/run-tests.sh [-h] [-c] [-v] [-o RESULTS] [-t TIMEOUT]
-#                             [-T TESTS] [GUEST...]
+# Usage: scripts/run-tests.sh [-h] [-c] [-v] [-j N] [-o RESULTS]
+#                             [-t TIMEOUT] [-T TESTS] [GUEST...]
 #
-#   GUEST       guests/NAME.conf to boot (default: every guest)
+#   GUEST       guests/NAME.conf to boot (default: every guest but the
+#               large shapes, LARGE_SHAPE=1: make test-large)
 #   -o RESULTS  results directory (default results/YYYYmmdd-HHMMSS)
 #   -t TIMEOUT  seconds per guest before QEMU is killed (default 900)
 #   -T TESTS    run only these selftests (space or comma separated), on the
@@ -18,6 +19,11 @@
 #   -c          CI's selection: a guest whose conf sets CI_TESTS runs
 #               those instead of its GUEST_TESTS
 #   -v          stream each guest's console to stdout as it runs
+#   -j N        boot up to N guests at once (default 1).  Each guest runs
+#               single-threaded TCG, one host CPU, so a 2-CPU host runs
+#               two side by side; the tests' bounds allow for a busy host
+#               (they flake on an overloaded one), but the wait for an
+#               idle host before each boot is skipped.  Not with -v.
 #
 # Environment: KERNEL=IMAGE boots that bzImage or arm64 Image (a kernel
 # you built) instead of building one, in the guests of its arch (the
@@ -56,11 +62,13 @@ timeout=900
 only=
 ci=0
 verbose=()
-while getopts hcvo:t:T: opt; do
+par=1
+while getopts hcvj:o:t:T: opt; do
 	case $opt in
 	h) usage 0 ;;
 	c) ci=1 ;;
 	v) verbose=(-v) ;;
+	j) par=$OPTARG ;;
 	o) res=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	T) only=${OPTARG//,/ } ;;
@@ -68,10 +76,13 @@ while getopts hcvo:t:T: opt; do
 	esac
 done
 shift $((OPTIND - 1))
+[[ $par =~ ^[1-9][0-9]*$ ]] || die "bad -j '$par' (a number > 0)"
+[[ $par -eq 1 || ${#verbose[@]} -eq 0 ]] || die "-v streams one console: not with -j $par"
 guests=("$@")
 if [[ ${#guests[@]} -eq 0 ]]; then
-	mapfile -t guests < <(find "$REPO/guests" -maxdepth 1 -name '*.conf' -printf '%f\n' |
-		sed 's/\.conf$//' | sort)
+	# The large shapes (LARGE_SHAPE=1) boot only when named.
+	mapfile -t guests < <(grep -L '^LARGE_SHAPE=1$' "$REPO"/guests/*.conf |
+		sed 's|.*/||; s/\.conf$//' | sort)
 fi
 for g in "${guests[@]}"; do
 	[[ -f $REPO/guests/$g.conf ]] || die "unknown guest '$g' (see guests/*.conf)"
@@ -164,11 +175,14 @@ for a in "${archs[@]}"; do
 done
 [[ -z ${KERNEL:-} ]] || grep '^kernel' "$res/base.txt" | sed 's/^/  /'
 
-for g in "${guests[@]}"; do
+# run_one GUEST: boot it, its verdict in RESULTS/GUEST (run-guest.sh).
+run_one() {
+	local g=$1 a features tsel=()
 	a=$(guest_arch "$g")
 	mkdir -p "$res/$g"
-	wait_host_idle "$g" || echo "host busy before boot: $HOST_BUSY%" >"$res/$g/host-busy.txt"
-	tsel=()
+	if [[ $par -eq 1 ]]; then
+		wait_host_idle "$g" || echo "host busy before boot: $HOST_BUSY%" >"$res/$g/host-busy.txt"
+	fi
 	[[ -n ${guest_tests[$g]:-} ]] && tsel=(-T "${guest_tests[$g]}")
 	"$REPO/scripts/run-guest.sh" "${verbose[@]}" "${tsel[@]}" -t "$timeout" -o "$res/$g" \
 		"$g" "${kernel[$a]}" "${initrd[$a]}" || true
@@ -177,6 +191,23 @@ for g in "${guests[@]}"; do
 		grep -oE '(NO_)?(MISFIT|LB_CLASSIFY|SIS_ASYM_PREV|RESCHED_INELIGIBLE|RUN_TO_PARITY|PREEMPT_SHORT)\b' |
 		tr '\n' ' ' || true)
 	progress "$g: fair features at boot: ${features:-<not shown>}"
+}
+# With -j N, up to N at once: a guest starts when one of the running
+# ones has ended.
+pids=()
+for g in "${guests[@]}"; do
+	if [[ $par -eq 1 ]]; then
+		run_one "$g"
+		continue
+	fi
+	while [[ $(jobs -pr | wc -l) -ge $par ]]; do
+		wait -n || true
+	done
+	run_one "$g" &
+	pids+=("$!")
+done
+for p in "${pids[@]}"; do
+	wait "$p" || true
 done
 
 "$REPO/scripts/summarize.sh" "$res" "${guests[@]}"

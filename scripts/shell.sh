@@ -22,7 +22,8 @@
 # starts a shell on the console; leaving the shell ("exit") powers it
 # off.  On a terminal the console is yours (Ctrl-A X quits QEMU, Ctrl-A C
 # gives its monitor).  Otherwise standard input is read to its end
-# first, then typed into the shell once it is up, followed by "exit"
+# first, then typed into the shell a line at a time, each once the
+# shell's prompt ("DIR # ") is back, followed by "exit"
 # (</dev/null: boot, show the topology and power off), as in
 #
 #   printf 'echo NO_MISFIT >$F/features\ncat $F/feat_stats\n' |

@@ -12,7 +12,8 @@
 #               every x86_64 and arm64 guest with more than one CPU, since
 #               the stress takes CPUs offline and needs a Debian tools
 #               root, scripts/mk-rootfs.sh, and not instruction-counted
-#               or on another suite's QEMU; with -q, arm64-dynamiq).
+#               or on another suite's QEMU, nor a large shape; with -q,
+#               arm64-dynamiq).
 #               make stress passes GUESTS as these, but with -q only a
 #               GUESTS set on make's command line or in the environment
 #   -m MIN      minutes of stress per guest (default 5; 1 with -q)
@@ -98,7 +99,7 @@ if [[ ${#guests[@]} -eq 0 ]]; then
 	if [[ $quick -eq 1 ]]; then
 		guests=(arm64-dynamiq)
 	else
-		mapfile -t guests < <(grep -LE '^(QEMU_SMP=1|QEMU_ICOUNT=.*|QEMU_SUITE=.*)$' "$REPO"/guests/*.conf |
+		mapfile -t guests < <(grep -LE '^(QEMU_SMP=1|QEMU_ICOUNT=.*|QEMU_SUITE=.*|LARGE_SHAPE=1)$' "$REPO"/guests/*.conf |
 			xargs grep -lE "^GUEST_ARCH=($tool_archs)\$" |
 			sed 's|.*/||; s/\.conf$//' | sort)
 	fi
