@@ -180,8 +180,8 @@ fi
 # image is not built yet, it is built here first, in the directory the
 # patched builds use, so that patch 1 rebuilds only what it touches
 # instead of the base taking a second full build of its own.
-if [[ " ${archs[*]} " == *" x86_64 "* && " ${variants[*]} " == *" default "* && -z ${KSRC:-} &&
-	$(cat "$(out_root)/x86_64-base/.schedseries-base-built" 2>/dev/null) != "$(base_stamp)" ]]; then
+if [[ " ${archs[*]} " == *" x86_64 "* && " ${variants[*]} " == *" default "* && -z ${KSRC:-} ]] &&
+	! base_kernel_current; then
 	"$REPO/scripts/prepare-tree.sh" -n 0 >/dev/null
 	img=$("$REPO/scripts/build-kernel.sh" x86_64 | tail -n1) ||
 		die "build failed for x86_64/default with no patch applied (the base)"

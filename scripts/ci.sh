@@ -271,11 +271,8 @@ lab_check() {
 	return "$rc"
 }
 mapfile -t scripts < <(cd "$REPO" && find scripts bench stress lava .ci -type f \( -name '*.sh' -o -name run \) | sort)
-# The linter reads only the scripts: beside the base's fetch and unpack.
-host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}" &
-bg=$!
+host_check shellcheck bash -c "cd '$REPO' && shellcheck ${scripts[*]}"
 host_check checkpatch "$REPO/scripts/check-series.sh" -c
-wait "$bg" || true
 host_check export "$REPO/scripts/export-series.sh" "$res/export"
 # patches/ carries the files of patches/new-files as they are here.
 host_check patches-files "$REPO/scripts/export-series.sh" -c
@@ -302,8 +299,6 @@ main_rc=0 t=$(date +%s)
 "$REPO/scripts/run-tests.sh" -c -j 2 -o "$res" || main_rc=$?
 echo "guests $(($(date +%s) - t)) $main_rc" >>"$res/times.txt"
 host_check main-job "$REPO/scripts/check-main-job.sh" "$res" "$main_rc"
-# The same for the guest run: a test dropped from TEST_GEN_PROGS, with the
-# tarball's check off, must fail make test's path, named by the summary.
 # Two checks side by side where neither's verdict depends on host load
 # and they share no file that either writes: the fault tests (scratch
 # caches, failing boots) beside the dropped test's boot and the
@@ -311,6 +306,9 @@ host_check main-job "$REPO/scripts/check-main-job.sh" "$res" "$main_rc"
 # splats) beside make ab (the instruction-counted x86_64 guest).
 host_check faults "$REPO/scripts/test-faults.sh" &
 bg=$!
+# The same drop for the guest run: a test dropped from TEST_GEN_PROGS,
+# with the tarball's check off, must fail make test's path, named by the
+# summary.
 host_check kselftest-dropped-guest bash -c "KSFT_DROP=lb_classify '$REPO/scripts/run-tests.sh' \
 	-T lb_classify -o '$res/kselftest-dropped-guest' x86_64-numa >/dev/null 2>&1 && { echo 'FAIL: passed without lb_classify'; exit 1; }
 	grep \"^FAILED x86_64-numa/lb_classify: .*No such test .sched:lb_classify.\" \

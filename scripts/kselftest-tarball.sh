@@ -126,7 +126,6 @@ for a in "${archs[@]}"; do
 	arch_vars "$a"
 	work=$CACHE/kselftest/$a
 	src=$work/src
-
 	mkdir -p "$src"
 	# --delete: a test dropped from the tree must not survive in the copy.
 	rsync -a --delete "$tree/Makefile" "$tree/scripts" "$tree/tools" "$src/" ||

@@ -509,16 +509,32 @@ tools_userland() {
 	echo "$root $initrd"
 }
 
+# wait_slot N: wait until fewer than N of this shell's background jobs
+# run (a pool of N: call it before starting each job with &).
+wait_slot() {
+	while [[ $(jobs -pr | wc -l) -ge $1 ]]; do
+		wait -n || true
+	done
+}
+
 # base_stamp: what an image of the base kernel was built from (the base
 # and the configs).
 base_stamp() {
 	echo "$(head -n1 "$(tree_dir)/.schedseries-base") $(cat "$REPO"/configs/{common,x86_64}.config | sha256sum | cut -c1-16)"
 }
 
+# base_kernel_current: out/x86_64-base holds the base's image, built
+# from the base and configs as they are now.
+#
 # base_kernel_adopt IMAGE: IMAGE, the x86_64 default config built with no
 # patch applied, becomes base_kernel's image (scripts/check-series.sh
 # builds it so before patch 1, in the same directory as the patched ones,
 # instead of a second full build into out/x86_64-base).
+base_kernel_current() {
+	[[ -f $(out_root)/x86_64-base/arch/x86/boot/bzImage &&
+	   $(cat "$(out_root)/x86_64-base/.schedseries-base-built" 2>/dev/null) == "$(base_stamp)" ]]
+}
+
 base_kernel_adopt() {
 	local bout
 	bout=$(out_root)/x86_64-base
@@ -539,10 +555,9 @@ base_kernel_adopt() {
 # already).  Needs the tree prepared by scripts/prepare-tree.sh.  Progress
 # goes to stderr; prints the image path.
 base_kernel() {
-	local bout want rc=0
+	local bout rc=0
 	bout=$(out_root)/x86_64-base
-	want=$(base_stamp)
-	if [[ -f $bout/arch/x86/boot/bzImage && $(cat "$bout/.schedseries-base-built" 2>/dev/null) == "$want" ]]; then
+	if base_kernel_current; then
 		progress "base kernel $bout is up to date" >&2
 		echo "$bout/arch/x86/boot/bzImage"
 		return
@@ -551,7 +566,7 @@ base_kernel() {
 	"$REPO/scripts/build-kernel.sh" -n x86_64-base x86_64 >&2 || rc=$?
 	"$REPO/scripts/prepare-tree.sh" >&2
 	[[ $rc -eq 0 ]] || die "base kernel build failed, log $bout/build.log"
-	echo "$want" >"$bout/.schedseries-base-built"
+	base_stamp >"$bout/.schedseries-base-built"
 	echo "$bout/arch/x86/boot/bzImage"
 }
 

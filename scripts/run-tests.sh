@@ -200,9 +200,7 @@ for g in "${guests[@]}"; do
 		run_one "$g"
 		continue
 	fi
-	while [[ $(jobs -pr | wc -l) -ge $par ]]; do
-		wait -n || true
-	done
+	wait_slot "$par"
 	run_one "$g" &
 	pids+=("$!")
 done

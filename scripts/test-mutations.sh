@@ -150,9 +150,7 @@ for g in "${guests[@]}"; do
 done
 [[ -z $xg ]] || { bdir+=("$res/$xg-base") bguest+=("$xg") bimg+=("$base_image"); }
 for i in "${!bdir[@]}"; do
-	while [[ $(jobs -pr | wc -l) -ge 2 ]]; do
-		wait -n || true
-	done
+	wait_slot 2
 	boot "${bdir[i]}" "${bguest[i]}" "${bimg[i]}" "$tests" &
 done
 wait
