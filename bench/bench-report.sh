@@ -232,10 +232,12 @@ for g in dynamiq juno; do
 		sep "$g big share, on vs off" "boot=$g exp=misfit MISFIT=on" "boot=$g exp=misfit MISFIT=off" big_share
 		echo
 		echo "Limits: under TCG a vCPU runs as fast as the host runs its thread.  The"
-		echo "littles are slower only through the host CPU quota above; without it"
-		echo "completion times cannot differ for capacity reasons and only placement"
-		echo "(big share, latency, migrations) shows the effect.  With 2 host CPUs for"
-		echo "6-8 busy vCPUs, times also carry the host's own scheduling noise."
+		echo "host CPU quota above was meant to make the littles slower, but with every"
+		echo "vCPU busy it stalls the bigs more than the littles"
+		echo "(Documentation/harness/notes/throttled-littles.md): completion times do"
+		echo "not follow capacity, and only placement (big share, latency, migrations)"
+		echo "shows the effect.  With 2 host CPUs for 6-8 busy vCPUs, times also carry"
+		echo "the host's own scheduling noise."
 		echo
 		echo "![misfit $g](misfit-$g.png)"
 		echo
