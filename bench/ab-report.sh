@@ -106,8 +106,9 @@ plots=$res/plots.md
 		if [[ -n $caps && $(tr , '\n' <<<"$caps" | sort -u | wc -l) -gt 1 ]]; then
 			if grep -q 'throttle=1' "$res/base.txt" && ! grep -qs '^not throttled' "${boots[@]/%//throttle.txt}"; then
 				echo "Capacities ($caps): the little vCPUs' host threads ran under a CPU quota in"
-				echo "the capacity ratio (boot-N/throttle.txt), so a little CPU is slower, as"
-				echo "far as a CFS quota on a noisy 2-CPU host makes it; times are still noisy."
+				echo "the capacity ratio (boot-N/throttle.txt); with every vCPU busy that slows"
+				echo "the bigs more than the littles (Documentation/harness/notes/"
+				echo "throttled-littles.md), so times do not follow capacity."
 			else
 				echo "Capacities ($caps) are declared to the kernel only: the little vCPUs"
 				echo "were not throttled (make ab -N, or the host refused: boot-N/throttle.txt),"

@@ -183,8 +183,8 @@ plot() {
 	echo "## 1. Misfit migration (MISFIT), 2018 sysbench workload"
 	echo
 	echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: placement"
-	echo "(which CPU class a task ran on, migrations) and times relative to the"
-	echo "throttled little vCPUs.  Cannot show: times free of host noise."
+	echo "(which CPU class a task ran on, migrations).  Cannot show: times free of"
+	echo "host noise, or times that follow capacity (see Limits below)."
 	echo
 	echo "Bigs busy with pinned sysbench runs of a quarter of the work; one"
 	echo "unpinned sysbench per little CPU.  \"longest\" is the completion time of"
