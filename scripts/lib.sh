@@ -525,16 +525,15 @@ base_stamp() {
 
 # base_kernel_current: out/x86_64-base holds the base's image, built
 # from the base and configs as they are now.
-#
-# base_kernel_adopt IMAGE: IMAGE, the x86_64 default config built with no
-# patch applied, becomes base_kernel's image (scripts/check-series.sh
-# builds it so before patch 1, in the same directory as the patched ones,
-# instead of a second full build into out/x86_64-base).
 base_kernel_current() {
 	[[ -f $(out_root)/x86_64-base/arch/x86/boot/bzImage &&
 	   $(cat "$(out_root)/x86_64-base/.schedseries-base-built" 2>/dev/null) == "$(base_stamp)" ]]
 }
 
+# base_kernel_adopt IMAGE: IMAGE, the x86_64 default config built with no
+# patch applied, becomes base_kernel's image (scripts/check-series.sh
+# builds it so before patch 1, in the same directory as the patched ones,
+# instead of a second full build into out/x86_64-base).
 base_kernel_adopt() {
 	local bout
 	bout=$(out_root)/x86_64-base

@@ -19,12 +19,14 @@
 #               the ratios are printed, not checked
 #   -o RESULTS  results directory (default results/throttle-YYYYmmdd-HHMMSS)
 #
-# With all six vCPUs busy on H host CPUs, a little vCPU's quota is
-# H * 446 / 3832 of a host CPU and the two bigs share the rest, so a
-# little runs at about 446/1024 = 0.44 of a big's speed; unthrottled, the
-# six share the host alike (1.0).  The check, in each of the boot's two
-# runs: the littles' mean events per second over the bigs' mean below the
-# midpoint of the two, (0.44 + 1) / 2 = 0.72; and every little's group
+# The shape is the guest conf's (EXPECT_CAPACITY: 2 bigs at 1024, 4
+# littles at 446).  With all six vCPUs busy on H host CPUs, a little
+# vCPU's quota is H * 446 / 3832 of a host CPU and the two bigs share the
+# rest, so a little runs at about 446/1024 = 0.44 of a big's speed;
+# unthrottled, the six share the host alike (1.0).  The check, in each of
+# the boot's two runs: the littles' mean events per second over the bigs'
+# mean below the midpoint of the two, (0.44 + 1) / 2 = 0.72; and every
+# little's group
 # throttled (cpu.stat's nr_throttled above 0) through the hierarchy asked
 # for.  Where that hierarchy cannot throttle, it stops before the boot
 # with bench/ab.sh's one line saying why.  On this project's 2-CPU hosts
@@ -33,6 +35,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
 
 usage() {
 	sed -n '3,/^# (Documentation/s/^# \{0,1\}//p' "$0"
@@ -57,11 +61,22 @@ res=${res:-$REPO/results/throttle-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$res"
 res=$(realpath "$res")
 
+g=arm64-juno
+IFS=, read -ra capv <<<"$(guest_load "$g" && echo "$EXPECT_CAPACITY")"
+bigs=() littles=()
+for i in "${!capv[@]}"; do
+	if [[ ${capv[i]} -ge 1024 ]]; then bigs+=("$i"); else littles+=("$i"); fi
+done
+[[ ${#bigs[@]} -gt 0 && ${#littles[@]} -gt 0 ]] || die "$g has no littles and bigs (EXPECT_CAPACITY ${capv[*]})"
+# The capacity ratio and the bound, midway to 1.0.
+ratio=$(awk -v l="${capv[${littles[0]}]}" 'BEGIN { printf "%.3f", l / 1024 }')
+bound=$(awk -v r="$ratio" 'BEGIN { printf "%.2f", (r + 1) / 2 }')
+
 # One sysbench per vCPU, pinned, all at once: its events per second.
 # shellcheck disable=SC2016 # the guest's shell expands them
-cmd='for c in 0 1 2 3 4 5; do taskset -c $c sysbench cpu --threads=1 --time=4 run | awk -v c=$c "/events per second/ { print \"cpu\" c \"_eps=\" \$4 }" & done; wait'
-THROTTLE_CGROUP=$hier "$REPO/bench/ab.sh" -g arm64-juno -f NO_MISFIT -r 1 -W -P -t 120 "${nothrottle[@]}" \
-	-o "$res/ab" -- "$cmd" || die "the arm64-juno boot failed, see $res/ab"
+cmd='for c in '"${!capv[*]}"'; do taskset -c $c sysbench cpu --threads=1 --time=4 run | awk -v c=$c "/events per second/ { print \"cpu\" c \"_eps=\" \$4 }" & done; wait'
+THROTTLE_CGROUP=$hier "$REPO/bench/ab.sh" -g "$g" -f NO_MISFIT -r 1 -W -P -t 120 "${nothrottle[@]}" \
+	-o "$res/ab" -- "$cmd" || die "the $g boot failed, see $res/ab"
 how=none
 if [[ ${#nothrottle[@]} -eq 0 ]]; then
 	tt=$res/ab/boot-1/throttle.txt
@@ -69,22 +84,29 @@ if [[ ${#nothrottle[@]} -eq 0 ]]; then
 	cat "$tt"
 	how=$(grep -oE '^cgroup v[12] at ' "$tt" | cut -d' ' -f2) || die "$tt names no cgroup hierarchy"
 	[[ $hier == auto || $hier == "$how" ]] || die "asked for $hier, throttled through $how"
-	n=$(grep -cE '(^|-)cpu[2-5]: .*nr_throttled [1-9]' "$tt" || true)
-	[[ $n -eq 4 ]] || die "$n of the 4 little vCPUs' groups were throttled (cpu.stat nr_throttled above 0), see $tt"
+	n=$(grep -cE "(^|-)cpu($(IFS='|'; echo "${littles[*]}")): .*nr_throttled [1-9]" "$tt" || true)
+	[[ $n -eq ${#littles[@]} ]] || die "$n of the ${#littles[@]} little vCPUs' groups were throttled (cpu.stat nr_throttled above 0), see $tt"
 fi
 raw=$res/ab/boot-1/raw.txt
 runs=$(grep -c 'cpu0_eps=' "$raw" || true)
 [[ $runs -eq 2 ]] || die "$runs runs with figures in $raw, 2 expected"
 rc=0
-awk -v how="$how" -v check=$((${#nothrottle[@]} == 0)) '/cpu0_eps=/ {
+awk -v how="$how" -v check=$((${#nothrottle[@]} == 0)) -v bigs="${bigs[*]}" -v littles="${littles[*]}" \
+	-v ratio="$ratio" -v bound="$bound" '
+function mean(list,	c, n, i, sum) {
+	n = split(list, c, " ")
+	for (i = 1; i <= n; i++) sum += v["cpu" c[i] "_eps"]
+	return sum / n
+}
+/cpu0_eps=/ {
 	delete v
 	for (i = 1; i <= NF; i++) { p = index($i, "="); v[substr($i, 1, p - 1)] = substr($i, p + 1) }
-	little = (v["cpu2_eps"] + v["cpu3_eps"] + v["cpu4_eps"] + v["cpu5_eps"]) / 4
-	big = (v["cpu0_eps"] + v["cpu1_eps"]) / 2
+	little = mean(littles)
+	big = mean(bigs)
 	r = big > 0 ? little / big : 1
-	printf "cgroup %s, setting %s: bigs %.1f, littles %.1f events/s: littles/bigs %.3f (capacity ratio 0.436, bound 0.72) %s\n",
-		how, v["setting"], big, little, r, !check ? "(not checked)" : r < 0.72 ? "ok" : "FAIL"
-	bad += check && r >= 0.72
+	printf "cgroup %s, setting %s: bigs %.1f, littles %.1f events/s: littles/bigs %.3f (capacity ratio %s, bound %s) %s\n",
+		how, v["setting"], big, little, r, ratio, bound, !check ? "(not checked)" : r < bound ? "ok" : "FAIL"
+	bad += check && r >= bound
 } END { exit bad > 0 }' "$raw" >"$res/ratios.txt" || rc=$?
 cat "$res/ratios.txt"
 [[ $rc -eq 0 ]] || die "the little vCPUs were not slowed down, see $res/ratios.txt"
