@@ -54,16 +54,19 @@
 #                line
 #   -N           on a guest with asymmetric capacity (EXPECT_CAPACITY),
 #                do not slow the little vCPUs down on the host: by
-#                default their QEMU threads get a CPU quota in the
-#                capacity ratio (scripts/guest-lib.sh, throttle_littles:
-#                the cgroup v1 cpu controller, else cgroup v2's cpu.max;
-#                boot-N/throttle.txt says what was done and how often
-#                they were throttled; THROTTLE_CGROUP=v1|v2 takes only
-#                that one, THROTTLE_CG2=DIR a delegated v2 cgroup of
-#                yours).  Where the host has neither, the run stops
-#                before its first boot, saying why, unless -N.  Only
-#                under multi-threaded TCG (-A), where every vCPU is a
-#                host thread
+#                default each vCPU's QEMU thread gets a host CPU weight
+#                in the capacity ratio, and the threads fewer host CPUs
+#                than the capacities add up to, so that busy vCPUs
+#                contend (scripts/guest-lib.sh, throttle_littles: the
+#                cgroup v1 cpu controller's cpu.shares, else cgroup v2's
+#                cpu.weight; boot-N/throttle.txt says what was done;
+#                THROTTLE_CGROUP=v1|v2 takes only that one,
+#                THROTTLE_CG2=DIR a delegated v2 cgroup of yours).  A
+#                little is slower only while the vCPUs contend.  Where
+#                the host has neither hierarchy, the run stops before
+#                its first boot, saying why, unless -N.  Only under
+#                multi-threaded TCG (-A), where every vCPU is a host
+#                thread
 #   -P           no perf stat -a around each run (bench/guest/ab.sh
 #                -p): perf's hooks on every context switch are work the
 #                figures of the instruction-counted guest would include

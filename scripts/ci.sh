@@ -34,8 +34,9 @@
 # kernel is built) and the quick benchmark (bench/bench.sh -q, which
 # asserts that every experiment ran and that the instruction-counted cost
 # of the series at its defaults stays within 1% of the base, 4% for
-# hackbench: its cost gate), the little vCPUs' throttling in its capacity
-# boots, and THROTTLE_CGROUP=v2's refusal where v2 has no cpu controller
+# hackbench: its cost gate), the vCPUs' capacity weights in its capacity
+# boots, the littles measured slower (scripts/test-throttle.sh), and
+# THROTTLE_CGROUP=v2's refusal where v2 has no cpu controller
 # (throttle_check), and one short `make ab` whose verdict line
 # is checked (ab_check), and the LAVA job through a lab on this machine
 # (make lava-lab, with features, misfit and asym_prev, then make
@@ -163,23 +164,27 @@ kernel_var_check() {
 	tail -n1 "$d/i386.out" | grep -E '^[1-9][0-9]* passed, 0 failed' || { echo "FAIL: the i386 image as KERNEL"; return 1; }
 }
 
-# throttle_check: the bench's capacity boots ran with their little vCPUs
-# throttled (each throttle.txt names the hierarchy and the quotas, and
-# some little's group was throttled: all vCPUs are busy in those shapes,
-# and a little's quota is under a fifth of a host CPU), and where cgroup
-# v2 has no cpu controller, THROTTLE_CGROUP=v2 stops make ab before any
+# throttle_check: the bench's capacity boots ran with every vCPU thread
+# weighted by its capacity (each throttle.txt names the hierarchy and one
+# weight per vCPU of the guest), the littles measured slower than the
+# bigs with every vCPU busy (scripts/test-throttle.sh: littles/bigs
+# below the midpoint of the capacity ratio and 1), and where cgroup v2
+# has no cpu controller, THROTTLE_CGROUP=v2 stops make ab before any
 # boot with one line saying why.
 throttle_check() {
-	local f n=0 why out
+	local f n=0 why out nv
+	nv=$(sed -n 's/^EXPECT_CAPACITY="\(.*\)"$/\1/p' "$REPO/guests/arm64-dynamiq.conf" | tr , '\n' | grep -c .)
 	for f in "$res"/bench/ab/dynamiq-*/boot-*/throttle.txt; do
 		[[ -f $f ]] || { echo "FAIL: no throttle.txt in the bench's dynamiq boots"; return 1; }
 		n=$((n + 1))
 		echo "== $f"
 		cat "$f"
 		grep -qE '^cgroup v[12] at ' "$f" || { echo "FAIL: $f names no cgroup hierarchy"; return 1; }
-		grep -qE ' nr_throttled [1-9]' "$f" || { echo "FAIL: no little vCPU was throttled in $f"; return 1; }
+		[[ $(grep -cE '^cpu[0-9]+ thread [0-9]+ capacity [0-9]+: weight [0-9]+ ' "$f") -eq $nv ]] ||
+			{ echo "FAIL: not all $nv vCPU threads weighted in $f"; return 1; }
 	done
-	echo "$n bench boots throttled their littles"
+	echo "$n bench boots weighted their vCPUs"
+	"$REPO/scripts/test-throttle.sh" -o "$res/throttle-ratio" || { echo "FAIL: scripts/test-throttle.sh"; return 1; }
 	if why=$(THROTTLE_CGROUP=v2 bash -c ". '$REPO/scripts/lib.sh'; . '$REPO/scripts/guest-lib.sh'; throttle_how"); then
 		echo "cgroup v2 has a cpu controller on this host ($why): no refusal to show"
 		return 0

@@ -136,20 +136,30 @@ ktap_split() {
 }
 
 # Under TCG every vCPU runs at the host's speed.  For a guest with
-# asymmetric capacity (EXPECT_CAPACITY) the QEMU threads of the little
-# vCPUs (from QMP query-cpus-fast) go into host cgroups whose CPU quota
-# makes them run at the capacity ratio: with all vCPUs busy on H host
-# CPUs a big vCPU gets H / sum(cap/1024) of a CPU, and a little one
-# cap/1024 of that.  Instruction counting cannot make a CPU slower.
+# asymmetric capacity (EXPECT_CAPACITY) each vCPU's QEMU thread (from QMP
+# query-cpus-fast) goes into a host cgroup of its own whose CPU weight is
+# the vCPU's capacity: while the vCPUs contend for the host's CPUs (every
+# vCPU busy: 6 to 8 of them on 2 host CPUs here) a little one then gets
+# cap/1024 of a big one's host time.  A weight limits nothing on an idle
+# host CPU: a little vCPU with a host CPU to itself runs at full speed.
+# So the vCPU threads go onto the first H of QEMU's host CPUs, H the sum
+# of the capacities over 1024, rounded down (3 for 2 bigs and 4 littles
+# at 446), where the host has more (THROTTLE_HOST_CPUS=N sets H): with
+# every vCPU busy no big then gets a host CPU to itself, and the shares
+# follow the weights.  A quota (CFS bandwidth) would limit a lone little
+# too, but a stopped vCPU thread stalls the running ones
+# (Documentation/harness/notes/throttled-littles.md).  Instruction
+# counting cannot make a CPU slower.
 #
-# The cgroups: the v1 cpu controller (cpu.cfs_quota_us, tasks) where the
-# host mounts one, else the unified v2 hierarchy with the cpu controller
-# (cpu.max): QEMU goes into a group of its own whose little vCPU threads
-# each get a threaded child (cgroup.type "threaded", cgroup.threads), the
-# v2 way to give threads of one process their own limits.  The v2 parent
-# is THROTTLE_CG2 (a delegated cgroup you own, with cpu among its
-# controllers) or the root of the cgroup2 mount.  THROTTLE_CGROUP=v1 or
-# v2 takes only that one (default: auto, v1 first).
+# The cgroups: the v1 cpu controller (cpu.shares = capacity, tasks) where
+# the host mounts one, else the unified v2 hierarchy with the cpu
+# controller (cpu.weight = capacity * 100 / 1024): QEMU goes into a group
+# of its own whose vCPU threads each get a threaded child (cgroup.type
+# "threaded", cgroup.threads), the v2 way to give threads of one process
+# their own weights.  The v2 parent is THROTTLE_CG2 (a delegated cgroup
+# you own, with cpu among its controllers) or the root of the cgroup2
+# mount.  THROTTLE_CGROUP=v1 or v2 takes only that one (default: auto, v1
+# first).
 
 # guest_asym GUEST: true when its EXPECT_CAPACITY values differ.
 guest_asym() {
@@ -177,14 +187,14 @@ cg2_cpu() {
 	grep -qw cpu "$1/cgroup.subtree_control" || echo +cpu >"$1/cgroup.subtree_control"
 }
 
-# throttle_how: where little vCPUs can be throttled: prints "v1 DIR" or
+# throttle_how: where vCPU threads can be weighted: prints "v1 DIR" or
 # "v2 DIR" (the parent of throttle_littles' groups), or fails printing
 # why neither works.
 throttle_how() {
 	local want=${THROTTLE_CGROUP:-auto} v1=$THROTTLE_V1 v2 why=''
 	case $want in auto | v1 | v2) ;; *) echo "THROTTLE_CGROUP='$want' is none of auto v1 v2"; return 1 ;; esac
 	if [[ $want != v2 ]]; then
-		if [[ -f $v1/cpu.cfs_quota_us && -w $v1 ]]; then
+		if [[ -f $v1/cpu.shares && -w $v1 ]]; then
 			echo "v1 $v1"
 			return 0
 		fi
@@ -207,15 +217,14 @@ throttle_how() {
 	return 1
 }
 
-# throttle_littles GUEST SOCKET DIR: put the little vCPU threads of the
-# guest QEMU serves at SOCKET (run-guest.sh -Q) in host cgroups with a
-# quota (throttle_how says where); writes DIR/throttle.txt either way,
+# throttle_littles GUEST SOCKET DIR: put each vCPU thread of the guest
+# QEMU serves at SOCKET (run-guest.sh -Q) in a host cgroup weighted by its
+# capacity (throttle_how says where); writes DIR/throttle.txt either way,
 # "not throttled: why" when the host refuses, and returns 1 then.
 throttle_littles() {
-	local g=$1 sock=$2 dir=$3 caps sum i cpu tid quota n=0 why='' threads c cg how base pid
+	local g=$1 sock=$2 dir=$3 caps c sum=0 i cpu tid w n=0 why='' threads cg how base pid hcpus=() h pin=''
 	caps=$(guest_load "$g" && echo "$EXPECT_CAPACITY")
 	IFS=, read -ra capv <<<"$caps"
-	sum=0
 	for c in "${capv[@]}"; do sum=$((sum + c)); done
 	for ((i = 0; i < 100; i++)); do
 		[[ -S $sock ]] && break
@@ -230,9 +239,18 @@ throttle_littles() {
 	if [[ -z $why ]]; then
 		base=${how#* }
 		echo "cgroup ${how%% *} at $base" >>"$dir/throttle.txt"
+		pid=$(awk '/^Tgid:/ { print $2 }' "/proc/$(head -n1 <<<"$threads" | cut -d' ' -f2)/status")
+		# QEMU's host CPUs, and the first H of them where it has more.
+		mapfile -t hcpus < <(awk '/^Cpus_allowed_list:/ { n = split($2, r, ",")
+			for (i = 1; i <= n; i++) { m = split(r[i], ab, "-"); for (c = ab[1]; c <= ab[m]; c++) print c } }' "/proc/$pid/status")
+		h=${THROTTLE_HOST_CPUS:-$((sum / 1024))}
+		[[ $h =~ ^[1-9][0-9]*$ ]] || why="THROTTLE_HOST_CPUS='$h' is no number of CPUs"
+		if [[ -z $why && ${#hcpus[@]} -gt $h ]]; then
+			pin=$(IFS=,; echo "${hcpus[*]:0:h}")
+			echo "vCPU threads on host CPUs $pin of ${#hcpus[@]}" >>"$dir/throttle.txt"
+		fi
 		if [[ $how == v2* ]]; then
 			# QEMU's own group, a threaded root for the vCPU groups.
-			pid=$(awk '/^Tgid:/ { print $2 }' "/proc/$(head -n1 <<<"$threads" | cut -d' ' -f2)/status")
 			cg2_cpu "$base" ||
 				why="cannot enable cpu in $base/cgroup.subtree_control (a cgroup with processes of its own cannot)"
 			base=$base/schedseries-bench-$g
@@ -241,22 +259,24 @@ throttle_littles() {
 	fi
 	if [[ -z $why ]]; then
 		while read -r cpu tid; do
-			[[ ${capv[cpu]} -lt 1024 ]] || continue
-			# quota = period * nproc * cap / sum(cap), in us per 100 ms.
-			quota=$((100000 * $(nproc) * capv[cpu] / sum))
-			[[ $quota -le 100000 ]] || continue
+			[[ -n ${capv[cpu]:-} ]] || { why="cpu$cpu has no capacity in EXPECT_CAPACITY"; break; }
 			if [[ $how == v1* ]]; then
+				# cpu.shares: 1024 is a nice-0 task's weight, a big's.
+				w=${capv[cpu]}
 				cg=$base/schedseries-bench-$g-cpu$cpu
-				mkdir -p "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
-					echo "$quota" >"$cg/cpu.cfs_quota_us" && echo "$tid" >"$cg/tasks"
+				mkdir -p "$cg" && echo "$w" >"$cg/cpu.shares" && echo "$tid" >"$cg/tasks"
 			else
+				# cpu.weight: 100 is the default, a big's.
+				w=$(((capv[cpu] * 100 + 512) / 1024))
 				cg=$base/cpu$cpu
 				mkdir -p "$cg" && echo threaded >"$cg/cgroup.type" &&
 					{ grep -qx "$pid" "$base/cgroup.procs" || echo "$pid" >"$base/cgroup.procs"; } &&
 					cg2_cpu "$base" &&
-					echo "$quota 100000" >"$cg/cpu.max" && echo "$tid" >"$cg/cgroup.threads"
-			fi || { why="the host refused a quota group at $cg"; break; }
-			echo "cpu$cpu thread $tid capacity ${capv[cpu]}: quota $quota us per 100000 us ($cg)" >>"$dir/throttle.txt"
+					echo "$w" >"$cg/cpu.weight" && echo "$tid" >"$cg/cgroup.threads"
+			fi || { why="the host refused a weighted group at $cg"; break; }
+			[[ -z $pin ]] || taskset -pc "$pin" "$tid" >/dev/null ||
+				{ why="taskset -pc $pin $tid failed"; break; }
+			echo "cpu$cpu thread $tid capacity ${capv[cpu]}: weight $w ($cg)" >>"$dir/throttle.txt"
 			n=$((n + 1))
 		done <<<"$threads"
 	fi
@@ -265,19 +285,19 @@ throttle_littles() {
 		progress "$g: little vCPUs NOT slowed down: $why"
 		return 1
 	fi
-	progress "$g: $n little vCPU threads limited to the capacity ratio (cgroup ${how%% *})"
+	progress "$g: $n vCPU threads weighted by capacity (cgroup ${how%% *})${pin:+ on host CPUs $pin}"
 }
 
 # unthrottle [DIR]: remove throttle_littles' groups (their threads have
-# ended), first adding each group's throttling counts (cpu.stat:
-# nr_throttled, throttled time) to DIR/throttle.txt.
+# ended), first adding each v2 group's CPU time (cpu.stat usage_usec) to
+# DIR/throttle.txt.
 unthrottle() {
-	local cg d=${1:-} v2
+	local cg d=${1:-} v2 u
 	v2=$(throttle_v2)
 	for cg in "$THROTTLE_V1"/schedseries-bench-* "$v2"/schedseries-bench-*/cpu* "$v2"/schedseries-bench-*; do
 		[[ -d $cg ]] || continue
-		[[ -z $d || ! -f $cg/cpu.stat ]] ||
-			echo "${cg##*/}: $(grep -E '^(usage_usec|nr_periods|nr_throttled|throttled_(usec|time)) ' "$cg/cpu.stat" | paste -sd' ' -)" >>"$d/throttle.txt"
+		u=$(grep -E '^usage_usec ' "$cg/cpu.stat" 2>/dev/null) || true
+		[[ -z $d || -z $u ]] || echo "${cg##*/}: $u" >>"$d/throttle.txt"
 		rmdir "$cg" 2>/dev/null
 	done
 	return 0

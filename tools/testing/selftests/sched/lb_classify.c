@@ -50,12 +50,6 @@
 #define MAX_NODES	64
 #define CGROUP2_MAGIC	0x63677270
 #define SYSFS_MAGIC_NR	0x62656572
-/*
- * Between the flag write and the first counter read: a balance pass that
- * read the old setting lasts microseconds; 200 ms also covers a vCPU
- * stalled on a busy host.
- */
-#define SETTLE_MS	200
 
 static const char *const needed_flags[] = { "LB_CLASSIFY", NULL };
 
@@ -243,31 +237,6 @@ static void cgroup_cleanup(FIXTURE_DATA(lb) * self)
 		rmdir(self->tmpdir);
 }
 
-/*
- * The CPUs this test can load and the balancer can move tasks to: all
- * online CPUs, less those outside our cpuset or affinity, and less the
- * isolated ones (isolcpus=domain CPUs are in no sched domain).
- */
-static int usable_cpus(cpu_set_t *set)
-{
-	cpu_set_t iso;
-	char buf[1024];
-	int cpu, ret;
-
-	ret = sf_allow_all(0);
-	if (ret)
-		return ret;
-	if (sched_getaffinity(0, sizeof(*set), set))
-		return -errno;
-	if (sf_read_file("/sys/devices/system/cpu/isolated", buf, sizeof(buf)) > 0 &&
-	    !sf_parse_cpulist(buf, &iso)) {
-		for (cpu = 0; cpu < SF_MAX_CPUS; cpu++)
-			if (CPU_ISSET(cpu, &iso))
-				CPU_CLR(cpu, set);
-	}
-	return 0;
-}
-
 FIXTURE_SETUP(lb)
 {
 	const char *why;
@@ -275,7 +244,7 @@ FIXTURE_SETUP(lb)
 	int cpu, node;
 
 	sf_restore();
-	ASSERT_EQ(0, usable_cpus(&usable));
+	ASSERT_EQ(0, sf_usable_cpus(&usable));
 	self->ncpu = sf_last_cpu(&usable) + 1;
 	sf_cpu_nodes(self->node_of, self->ncpu);
 	for (cpu = 0; cpu < self->ncpu; cpu++) {
@@ -372,7 +341,11 @@ TEST_F(lb, spread)
 		ASSERT_LT(0, self->hog[i]);
 	}
 	w->nw = nw;
-	sf_sleep_ms(SETTLE_MS);
+	/*
+	 * The fixture's sf_set() waited for every balance pass that read
+	 * the old setting (sf_quiesce()): from here on only the setting
+	 * under test counts.
+	 */
 	for (i = 0; self->stats && i < (int)ARRAY_SIZE(lb_stats); i++) {
 		ASSERT_EQ(0, sf_stat(lb_stats[i], &self->stat0[i]))
 			TH_LOG("no counter %s", lb_stats[i]);

@@ -122,7 +122,7 @@ FIXTURE_VARIANT_ADD(misfit, off) {
 
 FIXTURE_SETUP(misfit)
 {
-	unsigned long busy_ms = 0;
+	unsigned long busy_ms = 0, tick_ms;
 	int cpu;
 
 	sf_restore();
@@ -131,16 +131,18 @@ FIXTURE_SETUP(misfit)
 	ASSERT_EQ(0, sf_set("MISFIT", variant->misfit));
 
 	/*
-	 * Bound for an idle big CPU to take a misfit task.  Misfit status is
-	 * refreshed at every tick of the little CPU, and that tick kicks an
-	 * idle big CPU for a nohz balance (rate limited by the idle CPUs'
-	 * balance interval, at most sd->max_interval = 2 * sd weight ms).  The
-	 * little CPU's own periodic balance runs at least every
-	 * max_interval * busy_factor ms (16 * 16 = 256 ms with 8 CPUs).  A
-	 * misfit migration is an active balance that needs no failed
-	 * attempts first, so one such period plus a tick is the worst case.
-	 * Allow 4x that, and at least 1 s, for vCPU stalls under QEMU TCG
-	 * (where 3-17 ms were seen).
+	 * Bound for an idle big CPU to take a misfit task, from the kernel's
+	 * parameters.  The little CPU's tick refreshes the task's misfit
+	 * status (one tick) and kicks an idle big CPU for a nohz balance,
+	 * rate limited by the idle CPUs' balance interval, at most
+	 * sd->max_interval ms; a big CPU that is busy for a moment balances
+	 * every max_interval * busy_factor ms instead.  A misfit migration
+	 * is an active balance that needs no failed attempt first, so the
+	 * largest busy interval over the CPUs' domains plus a tick is the
+	 * worst case.  The margin is one more such period and tick (a pass
+	 * that ran just before the status was set), which also absorbs the
+	 * vCPU stalls of QEMU TCG (3-17 ms seen).  Without the domains in
+	 * debugfs, their defaults: max_interval 2 * weight, busy_factor 16.
 	 */
 	for (cpu = 0; cpu < SF_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &self->little) || CPU_ISSET(cpu, &self->big))
@@ -148,15 +150,15 @@ FIXTURE_SETUP(misfit)
 				busy_ms = sf_max_busy_interval_ms(cpu);
 	if (!busy_ms)
 		busy_ms = 2UL * (CPU_COUNT(&self->big) + CPU_COUNT(&self->little)) * 16;
-	self->bound_ms = 4 * busy_ms;
-	if (self->bound_ms < 1000)
-		self->bound_ms = 1000;
+	tick_ms = (sf_tick_ns() + 999999) / 1000000;
+	ASSERT_LT(0, tick_ms) TH_LOG("no tick period (clock_getres(CLOCK_MONOTONIC_COARSE))");
+	self->bound_ms = 2 * (busy_ms + tick_ms);
 	self->window_ms = self->bound_ms + 500;
 	if (self->window_ms < MIN_WINDOW_MS)
 		self->window_ms = MIN_WINDOW_MS;
-	TH_LOG("%d big (%lu) + %d little (%lu) CPUs, max busy balance interval %lu ms",
+	TH_LOG("%d big (%lu) + %d little (%lu) CPUs, max busy balance interval %lu ms, tick %lu ms",
 	       CPU_COUNT(&self->big), self->big_cap, CPU_COUNT(&self->little),
-	       self->little_cap, busy_ms);
+	       self->little_cap, busy_ms, tick_ms);
 	TH_LOG("bound %lu ms, window %lu ms", self->bound_ms, self->window_ms);
 
 	self->stats = sf_stats_available() && !sf_schedstats_enable() &&

@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -78,6 +79,19 @@ static inline uint64_t sf_thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The period of the scheduler tick in ns (TICK_NSEC, 1 s / CONFIG_HZ):
+ * the resolution the kernel reports for its coarse clocks.  0 if unknown.
+ */
+static inline unsigned long sf_tick_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts))
+		return 0;
+	return ts.tv_sec * 1000000000UL + ts.tv_nsec;
 }
 
 static inline void sf_sleep_ms(unsigned int ms)
@@ -191,7 +205,44 @@ static inline int sf_get(const char *name)
 	return sf_state_in(line, name);
 }
 
-/* Set one flag and read it back.  Returns 0, -EIO if it did not stick. */
+/*
+ * Wait until every scheduling decision that may have read a flag before
+ * its write is complete, and counted in feat_stats: a balance pass, a
+ * wakeup's CPU selection, a tick.  Each runs under rcu_read_lock() or
+ * with preemption disabled, so an RCU grace period covers it, and
+ * membarrier(MEMBARRIER_CMD_GLOBAL) waits for one (CONFIG_MEMBARRIER;
+ * not with nohz_full).  Without it, run once on every CPU the caller may
+ * use: a CPU that switched to this thread has finished any such section
+ * it was in (not so under PREEMPT_RT, nor on CPUs outside our affinity).
+ * Then the counters read next move only by decisions of the new setting.
+ * Returns 0 or -errno.
+ */
+static inline int sf_quiesce(void)
+{
+	cpu_set_t saved, one;
+	int cpu, ret = 0;
+
+	if (!syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		return 0;
+	if (sched_getaffinity(0, sizeof(saved), &saved))
+		return -errno;
+	for (cpu = 0; cpu < SF_MAX_CPUS && !ret; cpu++) {
+		if (!CPU_ISSET(cpu, &saved))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			ret = -errno;
+	}
+	if (sched_setaffinity(0, sizeof(saved), &saved) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/*
+ * Set one flag and read it back, then wait for the decisions taken under
+ * the old setting (sf_quiesce()).  Returns 0, -EIO if it did not stick.
+ */
 static inline int sf_set(const char *name, bool on)
 {
 	char cmd[128];
@@ -204,7 +255,7 @@ static inline int sf_set(const char *name, bool on)
 	ret = sf_get(name);
 	if (ret < 0)
 		return ret;
-	return ret == on ? 0 : -EIO;
+	return ret == on ? sf_quiesce() : -EIO;
 }
 
 /* Write back every flag whose state differs from the saved line. */
@@ -637,6 +688,32 @@ static inline int sf_allow_all(pid_t tid)
 	if (ret)
 		return ret;
 	return sf_allow_set(tid, &set);
+}
+
+/*
+ * The CPUs a test can load and the balancer can move tasks to: all
+ * online CPUs, less those outside our cpuset or affinity, and less the
+ * isolated ones (isolcpus=domain CPUs are in no sched domain).  Opens the
+ * caller's affinity to all online CPUs first.  0 or -errno.
+ */
+static inline int sf_usable_cpus(cpu_set_t *set)
+{
+	cpu_set_t iso;
+	char buf[1024];
+	int cpu, ret;
+
+	ret = sf_allow_all(0);
+	if (ret)
+		return ret;
+	if (sched_getaffinity(0, sizeof(*set), set))
+		return -errno;
+	if (sf_read_file("/sys/devices/system/cpu/isolated", buf, sizeof(buf)) > 0 &&
+	    !sf_parse_cpulist(buf, &iso)) {
+		for (cpu = 0; cpu < SF_MAX_CPUS; cpu++)
+			if (CPU_ISSET(cpu, &iso))
+				CPU_CLR(cpu, set);
+	}
+	return 0;
 }
 
 static inline int sf_first_cpu(const cpu_set_t *set)
