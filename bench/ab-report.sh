@@ -105,13 +105,14 @@ plots=$res/plots.md
 		caps=$( (guest_load "$g" && echo "$EXPECT_CAPACITY") 2>/dev/null || true)
 		if [[ -n $caps && $(tr , '\n' <<<"$caps" | sort -u | wc -l) -gt 1 ]]; then
 			if grep -q 'throttle=1' "$res/base.txt" && ! grep -qs '^not throttled' "${boots[@]/%//throttle.txt}"; then
-				echo "Capacities ($caps): the little vCPUs' host threads ran under a CPU quota in"
-				echo "the capacity ratio (boot-N/throttle.txt); with every vCPU busy that slows"
-				echo "the bigs more than the littles (Documentation/harness/notes/"
-				echo "throttled-littles.md), so times do not follow capacity."
+				echo "Capacities ($caps): the vCPUs' host threads ran with CPU weights in the"
+				echo "capacity ratio (boot-N/throttle.txt), which make a little slower only"
+				echo "while more vCPUs are busy than host CPUs run them, and not quite down to"
+				echo "the ratio (Documentation/harness/notes/throttled-littles.md): times"
+				echo "follow capacity only roughly."
 			else
 				echo "Capacities ($caps) are declared to the kernel only: the little vCPUs"
-				echo "were not throttled (make ab -N, or the host refused: boot-N/throttle.txt),"
+				echo "were not weighted (make ab -N, or the host refused: boot-N/throttle.txt),"
 				echo "so every CPU runs at host speed. It shows placement and counts, not what"
 				echo "a little CPU costs a task."
 			fi

@@ -55,9 +55,9 @@
 #   -N           on a guest with asymmetric capacity (EXPECT_CAPACITY),
 #                do not slow the little vCPUs down on the host: by
 #                default each vCPU's QEMU thread gets a host CPU weight
-#                in the capacity ratio, and the threads fewer host CPUs
-#                than the capacities add up to, so that busy vCPUs
-#                contend (scripts/guest-lib.sh, throttle_littles: the
+#                in the capacity ratio, and the threads run on fewer
+#                host CPUs than the capacities add up to, so that busy
+#                vCPUs contend (scripts/guest-lib.sh, throttle_littles: the
 #                cgroup v1 cpu controller's cpu.shares, else cgroup v2's
 #                cpu.weight; boot-N/throttle.txt says what was done;
 #                THROTTLE_CGROUP=v1|v2 takes only that one,

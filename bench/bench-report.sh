@@ -184,7 +184,7 @@ plot() {
 	echo
 	echo "Mode: multi-threaded TCG, every vCPU a host thread on 2 host CPUs.  Can show: placement"
 	echo "(which CPU class a task ran on, migrations).  Cannot show: times free of"
-	echo "host noise, or times that follow capacity (see Limits below)."
+	echo "host noise, or times that follow capacity exactly (see Limits below)."
 	echo
 	echo "Bigs busy with pinned sysbench runs of a quarter of the work; one"
 	echo "unpinned sysbench per little CPU.  \"longest\" is the completion time of"
@@ -232,12 +232,13 @@ for g in dynamiq juno; do
 		sep "$g big share, on vs off" "boot=$g exp=misfit MISFIT=on" "boot=$g exp=misfit MISFIT=off" big_share
 		echo
 		echo "Limits: under TCG a vCPU runs as fast as the host runs its thread.  The"
-		echo "host CPU quota above was meant to make the littles slower, but with every"
-		echo "vCPU busy it stalls the bigs more than the littles"
-		echo "(Documentation/harness/notes/throttled-littles.md): completion times do"
-		echo "not follow capacity, and only placement (big share, latency, migrations)"
-		echo "shows the effect.  With 2 host CPUs for 6-8 busy vCPUs, times also carry"
-		echo "the host's own scheduling noise."
+		echo "host CPU weights above make a little slower only while more vCPUs are"
+		echo "busy than host CPUs run them, and then not quite down to the capacity"
+		echo "ratio (arm64-juno's littles, at 0.44, ran at about half a big's speed:"
+		echo "Documentation/harness/notes/throttled-littles.md).  Completion times"
+		echo "follow capacity only roughly; placement (big share, latency,"
+		echo "migrations) shows the effect best.  With 2 host CPUs for 4-8 busy"
+		echo "vCPUs, times also carry the host's own scheduling noise."
 		echo
 		echo "![misfit $g](misfit-$g.png)"
 		echo
@@ -357,7 +358,8 @@ if [[ -n $(sel "exp=pipe" ops_per_s | head -n1) ]]; then
 		echo "Limits: migrations are the placement effect and are exact counts."
 		echo "Throughput under TCG depends on which host thread runs which vCPU, so"
 		echo "the seed's +22% (a task kept on a big core instead of bouncing to"
-		echo "littles) can only show on a guest with throttled littles, and noisily."
+		echo "littles) cannot show here: the pipe's two busy vCPUs do not contend for"
+		echo "the 2 host CPUs, so the littles run at a big's speed."
 		printf '\n![pipe](pipe.png)\n\n'
 	} >>"$md"
 	plot pipe "perf bench sched pipe -T: migrations per run" "migrations" "${specs[@]}"

@@ -52,9 +52,9 @@
 #                 with a 2.8 ms base slice, beside hackbench and beside 3
 #                 hogs, one boot of each per seed (-S; rounds: -I)
 # The base kernel is the tree with the series popped, built once into
-# $SCHED_CACHE/out/x86_64-base.  The little vCPUs of the arm64 guests run
-# under a host CPU quota in the capacity ratio (scripts/guest-lib.sh,
-# throttle_littles: cgroup v1's cpu controller or v2's cpu.max); where
+# $SCHED_CACHE/out/x86_64-base.  The vCPU threads of the arm64 guests
+# get host CPU weights in the capacity ratio (scripts/guest-lib.sh,
+# throttle_littles: cgroup v1's cpu.shares or v2's cpu.weight); where
 # the host has neither, those boots fail, saying why, unless -N.
 #
 # The cost gate: for each cost figure (hackbench time, pipe round trip,

@@ -140,13 +140,15 @@ ktap_split() {
 # query-cpus-fast) goes into a host cgroup of its own whose CPU weight is
 # the vCPU's capacity: while the vCPUs contend for the host's CPUs (every
 # vCPU busy: 6 to 8 of them on 2 host CPUs here) a little one then gets
-# cap/1024 of a big one's host time.  A weight limits nothing on an idle
+# less host time than a big one, cap/1024 of it where the host spreads
+# the weights evenly over its CPUs (measured with 446/1024: about half,
+# scripts/test-throttle.sh).  A weight limits nothing on an idle
 # host CPU: a little vCPU with a host CPU to itself runs at full speed.
 # So the vCPU threads go onto the first H of QEMU's host CPUs, H the sum
 # of the capacities over 1024, rounded down (3 for 2 bigs and 4 littles
 # at 446), where the host has more (THROTTLE_HOST_CPUS=N sets H): with
-# every vCPU busy no big then gets a host CPU to itself, and the shares
-# follow the weights.  A quota (CFS bandwidth) would limit a lone little
+# every vCPU busy no big then gets a host CPU to itself, and the weights
+# decide the shares.  A quota (CFS bandwidth) would limit a lone little
 # too, but a stopped vCPU thread stalls the running ones
 # (Documentation/harness/notes/throttled-littles.md).  Instruction
 # counting cannot make a CPU slower.

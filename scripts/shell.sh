@@ -30,7 +30,7 @@
 #           scripts/shell.sh arm64-juno
 #
 # The littles of a capacity shape run at the host's speed here (only
-# bench/ab.sh throttles them): placement and counters mean something,
+# bench/ab.sh weights them): placement and counters mean something,
 # times on littles do not.
 # In the guest, $F is /sys/kernel/debug/sched (features, feat_stats,
 # base_slice_ns, domains/), the selftests are in /opt/kselftest

@@ -343,8 +343,8 @@ TEST_F(lb, spread)
 	w->nw = nw;
 	/*
 	 * The fixture's sf_set() waited for every balance pass that read
-	 * the old setting (sf_quiesce()): from here on only the setting
-	 * under test counts.
+	 * the old setting (membarrier(), see sf_quiesce()): from here on
+	 * only the setting under test counts.
 	 */
 	for (i = 0; self->stats && i < (int)ARRAY_SIZE(lb_stats); i++) {
 		ASSERT_EQ(0, sf_stat(lb_stats[i], &self->stat0[i]))

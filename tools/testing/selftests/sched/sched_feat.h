@@ -82,8 +82,9 @@ static inline uint64_t sf_thread_cpu_ns(void)
 }
 
 /*
- * The period of the scheduler tick in ns (TICK_NSEC, 1 s / CONFIG_HZ):
- * the resolution the kernel reports for its coarse clocks.  0 if unknown.
+ * The period of the scheduler tick in ns (TICK_NSEC, 1 s / CONFIG_HZ
+ * rounded to the nearest ns): the resolution the kernel reports for its
+ * coarse clocks.  0 if unknown.
  */
 static inline unsigned long sf_tick_ns(void)
 {
@@ -205,43 +206,49 @@ static inline int sf_get(const char *name)
 	return sf_state_in(line, name);
 }
 
+static inline int sf_online_cpus(cpu_set_t *set);
+
 /*
  * Wait until every scheduling decision that may have read a flag before
  * its write is complete, and counted in feat_stats: a balance pass, a
  * wakeup's CPU selection, a tick.  Each runs under rcu_read_lock() or
- * with preemption disabled, so an RCU grace period covers it, and
- * membarrier(MEMBARRIER_CMD_GLOBAL) waits for one (CONFIG_MEMBARRIER;
- * not with nohz_full).  Without it, run once on every CPU the caller may
- * use: a CPU that switched to this thread has finished any such section
- * it was in (not so under PREEMPT_RT, nor on CPUs outside our affinity).
- * Then the counters read next move only by decisions of the new setting.
- * Returns 0 or -errno.
+ * with preemption or interrupts disabled, so an RCU grace period covers
+ * it, and membarrier(MEMBARRIER_CMD_GLOBAL) waits for one.  Without it
+ * (CONFIG_MEMBARRIER=n, or -EINVAL under nohz_full) the caller runs once
+ * on each online CPU it can reach: on !PREEMPT_RT a CPU that switched to
+ * it has left any such section.  Returns the number of online CPUs not
+ * covered (outside the caller's cpuset), 0 when all were, or -errno.
  */
 static inline int sf_quiesce(void)
 {
-	cpu_set_t saved, one;
-	int cpu, ret = 0;
+	cpu_set_t saved, online, one;
+	int cpu, ret, missed = 0;
 
 	if (!syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
 		return 0;
 	if (sched_getaffinity(0, sizeof(saved), &saved))
 		return -errno;
-	for (cpu = 0; cpu < SF_MAX_CPUS && !ret; cpu++) {
-		if (!CPU_ISSET(cpu, &saved))
+	ret = sf_online_cpus(&online);
+	if (ret)
+		return ret;
+	for (cpu = 0; cpu < SF_MAX_CPUS; cpu++) {
+		if (!CPU_ISSET(cpu, &online))
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
 		if (sched_setaffinity(0, sizeof(one), &one))
-			ret = -errno;
+			missed++;
 	}
-	if (sched_setaffinity(0, sizeof(saved), &saved) && !ret)
-		ret = -errno;
-	return ret;
+	if (sched_setaffinity(0, sizeof(saved), &saved))
+		return -errno;
+	return missed;
 }
 
 /*
  * Set one flag and read it back, then wait for the decisions taken under
- * the old setting (sf_quiesce()).  Returns 0, -EIO if it did not stick.
+ * the old setting (sf_quiesce(); CPUs it cannot reach are not waited
+ * for).  Returns 0, -EIO if the flag did not stick, or sf_quiesce()'s
+ * -errno.
  */
 static inline int sf_set(const char *name, bool on)
 {
@@ -255,7 +262,10 @@ static inline int sf_set(const char *name, bool on)
 	ret = sf_get(name);
 	if (ret < 0)
 		return ret;
-	return ret == on ? sf_quiesce() : -EIO;
+	if (ret != on)
+		return -EIO;
+	ret = sf_quiesce();
+	return ret < 0 ? ret : 0;
 }
 
 /* Write back every flag whose state differs from the saved line. */
