@@ -22,8 +22,8 @@
 # The shape is the guest conf's (EXPECT_CAPACITY: 2 bigs at 1024, 4
 # littles at 446).  With all six vCPUs busy, more than the host CPUs
 # they run on, a little gets less host time than a big: 446/1024 = 0.44
-# of it where the host spreads the weights evenly over its CPUs, more
-# where it cannot; unweighted, the six share the host alike (1.0).  The check, in each of the boot's two runs: the
+# of it where the host spreads the weights evenly over its CPUs, other
+# ratios where it cannot; unweighted, the six share the host alike (1.0).  The check, in each of the boot's two runs: the
 # littles' mean events per second over the bigs' mean below the midpoint
 # of the two, (0.44 + 1) / 2 = 0.72; and every vCPU's group weighted
 # (throttle.txt) through the hierarchy asked for.  Where that hierarchy

@@ -26,6 +26,12 @@
 #define PIN_MS		1000
 #define SEED_PIN_MS	1500
 #define MIN_WINDOW_MS	2000
+/*
+ * A case lasts the pinned phase plus the window, the bound below plus
+ * 500 ms: at most 1.5 + 2 * (25.6 + 0.02) + 0.5 = 53.2 s for SF_MAX_CPUS
+ * (256) online CPUs at HZ=100.
+ */
+#define TIMEOUT_S	90
 #define MAX_SPINNERS	SF_MAX_CPUS
 
 static const char *const needed_flags[] = { "MISFIT", NULL };
@@ -133,7 +139,7 @@ FIXTURE_SETUP(misfit)
 	tick_ms = (sf_tick_ns() + 999999) / 1000000;
 	if (!tick_ms)
 		SKIP(return, "no tick period (clock_getres(CLOCK_MONOTONIC_COARSE))");
-	ASSERT_EQ(0, sf_set("MISFIT", variant->misfit));
+	ASSERT_EQ(0, sf_online_cpus(&online));
 
 	/*
 	 * Bound for an idle big CPU to take a misfit task, from the kernel's
@@ -155,7 +161,6 @@ FIXTURE_SETUP(misfit)
 		if (CPU_ISSET(cpu, &self->little) || CPU_ISSET(cpu, &self->big))
 			if (sf_max_busy_interval_ms(cpu) > busy_ms)
 				busy_ms = sf_max_busy_interval_ms(cpu);
-	ASSERT_EQ(0, sf_online_cpus(&online));
 	cap_ms = 100UL * CPU_COUNT(&online);
 	self->bound_ms = 2 * (cap_ms + 2 * tick_ms);
 	self->window_ms = self->bound_ms + 500;
@@ -166,6 +171,7 @@ FIXTURE_SETUP(misfit)
 	       self->little_cap, tick_ms);
 	TH_LOG("longest busy balance interval %lu ms, cap %lu ms: bound %lu ms, window %lu ms",
 	       busy_ms, cap_ms, self->bound_ms, self->window_ms);
+	ASSERT_EQ(0, sf_set("MISFIT", variant->misfit));
 
 	self->stats = sf_stats_available() && !sf_schedstats_enable() &&
 		      !sf_stat("misfit_detected", &self->detected) &&
@@ -201,7 +207,7 @@ static void check_counters(struct __test_metadata *_metadata,
 	}
 }
 
-TEST_F(misfit, spinner_up)
+TEST_F_TIMEOUT(misfit, spinner_up, TIMEOUT_S)
 {
 	struct spinner s = {
 		.big		= &self->big,
@@ -245,7 +251,7 @@ TEST_F(misfit, spinner_up)
 	check_counters(_metadata, self, variant->misfit);
 }
 
-TEST_F(misfit, seed_shape)
+TEST_F_TIMEOUT(misfit, seed_shape, TIMEOUT_S)
 {
 	int nbig = CPU_COUNT(&self->big), nlittle = CPU_COUNT(&self->little);
 	int i, n = 0, candidates = 0, moved = 0, cpu;

@@ -206,7 +206,43 @@ static inline int sf_get(const char *name)
 	return sf_state_in(line, name);
 }
 
-static inline int sf_online_cpus(cpu_set_t *set);
+/* Parse a cpulist such as "0-3,6" into @set. */
+static inline int sf_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	unsigned long a, b;
+	char *end;
+
+	CPU_ZERO(set);
+	while (*s && *s != '\n') {
+		a = strtoul(s, &end, 10);
+		if (end == s)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtoul(s, &end, 10);
+			if (end == s)
+				return -EINVAL;
+		}
+		for (; a <= b && a < SF_MAX_CPUS; a++)
+			CPU_SET(a, set);
+		s = end;
+		if (*s == ',')
+			s++;
+	}
+	return 0;
+}
+
+static inline int sf_online_cpus(cpu_set_t *set)
+{
+	char buf[256];
+	int ret;
+
+	ret = sf_read_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	return sf_parse_cpulist(buf, set);
+}
 
 /*
  * Wait until every scheduling decision that may have read a flag before
@@ -215,9 +251,11 @@ static inline int sf_online_cpus(cpu_set_t *set);
  * with preemption or interrupts disabled, so an RCU grace period covers
  * it, and membarrier(MEMBARRIER_CMD_GLOBAL) waits for one.  Without it
  * (CONFIG_MEMBARRIER=n, or -EINVAL under nohz_full) the caller runs once
- * on each online CPU it can reach: on !PREEMPT_RT a CPU that switched to
- * it has left any such section.  Returns the number of online CPUs not
- * covered (outside the caller's cpuset), 0 when all were, or -errno.
+ * on each online CPU it can reach: on !PREEMPT_RT each of those runs
+ * non-preemptibly (the tick in hardirq, SCHED_SOFTIRQ, under p->pi_lock
+ * or the rq lock), so a CPU that switched to the caller has left it.
+ * Returns the number of online CPUs not covered (outside the caller's
+ * cpuset), 0 when all were, or -errno.
  */
 static inline int sf_quiesce(void)
 {
@@ -265,6 +303,9 @@ static inline int sf_set(const char *name, bool on)
 	if (ret != on)
 		return -EIO;
 	ret = sf_quiesce();
+	if (ret > 0)
+		ksft_print_msg("%s: %d online CPUs outside our cpuset not waited for\n",
+			       cmd, ret);
 	return ret < 0 ? ret : 0;
 }
 
@@ -487,44 +528,6 @@ static inline int sf_stat_sum(const char *const *names, uint64_t *sum)
 		*sum += v;
 	}
 	return 0;
-}
-
-/* Parse a cpulist such as "0-3,6" into @set. */
-static inline int sf_parse_cpulist(const char *s, cpu_set_t *set)
-{
-	unsigned long a, b;
-	char *end;
-
-	CPU_ZERO(set);
-	while (*s && *s != '\n') {
-		a = strtoul(s, &end, 10);
-		if (end == s)
-			return -EINVAL;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtoul(s, &end, 10);
-			if (end == s)
-				return -EINVAL;
-		}
-		for (; a <= b && a < SF_MAX_CPUS; a++)
-			CPU_SET(a, set);
-		s = end;
-		if (*s == ',')
-			s++;
-	}
-	return 0;
-}
-
-static inline int sf_online_cpus(cpu_set_t *set)
-{
-	char buf[256];
-	int ret;
-
-	ret = sf_read_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	return sf_parse_cpulist(buf, set);
 }
 
 /*
