@@ -55,13 +55,14 @@
 #   -N           on a guest with asymmetric capacity (EXPECT_CAPACITY),
 #                do not slow the little vCPUs down on the host: by
 #                default each vCPU's QEMU thread gets a host CPU weight
-#                in the capacity ratio, and the threads run on fewer
-#                host CPUs than the capacities add up to, so that busy
-#                vCPUs contend (scripts/guest-lib.sh, throttle_littles: the
-#                cgroup v1 cpu controller's cpu.shares, else cgroup v2's
-#                cpu.weight; boot-N/throttle.txt says what was done;
+#                in the capacity ratio, and the threads run on 2 host
+#                CPUs, so that busy vCPUs contend (scripts/guest-lib.sh,
+#                throttle_littles: the cgroup v1 cpu controller's
+#                cpu.shares, else cgroup v2's cpu.weight;
+#                boot-N/throttle.txt says what was done;
 #                THROTTLE_CGROUP=v1|v2 takes only that one,
-#                THROTTLE_CG2=DIR a delegated v2 cgroup of yours).  A
+#                THROTTLE_CG2=DIR a delegated v2 cgroup of yours,
+#                THROTTLE_HOST_CPUS=N another number of host CPUs).  A
 #                little is slower only while the vCPUs contend.  Where
 #                the host has neither hierarchy, the run stops before
 #                its first boot, saying why, unless -N.  Only under
@@ -206,6 +207,8 @@ read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUI
 if [[ $throttle -eq 1 ]] && ! why=$(throttle_how); then
 	die "cannot slow $guest's little vCPUs down on this host: $why (THROTTLE_CG2=DIR: a delegated cgroup v2 of yours; -N, AB_OPTS=-N or BENCH_OPTS=-N: run them at the bigs' speed)"
 fi
+[[ $throttle -eq 0 || -z ${THROTTLE_HOST_CPUS:-} || $THROTTLE_HOST_CPUS =~ ^[1-9][0-9]{0,3}$ ]] ||
+	die "bad THROTTLE_HOST_CPUS='$THROTTLE_HOST_CPUS' (the number of host CPUs for the vCPU threads)"
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma separated)"
 IFS=, read -ra seedv <<<"$seeds"
@@ -323,10 +326,16 @@ if [[ $det -eq 1 ]]; then
 	done
 fi
 
-if [[ $throttle -eq 1 ]]; then
-	trap unthrottle EXIT
-	trap 'unthrottle; exit 143' TERM INT
-fi
+# On an interrupt, the boot's QEMU first (run-guest.sh stops it), then
+# the groups.
+qpid=
+ab_stop() {
+	[[ -z $qpid ]] || { kill "$qpid" && wait "$qpid"; } 2>/dev/null || true
+	[[ $throttle -eq 0 ]] || unthrottle
+}
+trap 'ab_stop; exit 130' INT
+trap 'ab_stop; exit 143' TERM
+[[ $throttle -eq 0 ]] || trap unthrottle EXIT
 
 # The boots: one per seed, or with -k two per seed, A B then B A.
 bseed=() bkern=()
@@ -375,12 +384,15 @@ for i in "${!bseed[@]}"; do
 		"$guest" "$img" "$initrd" >"$dir/run.out" 2>&1 &
 	qpid=$!
 	if [[ -n $sock ]] && ! throttle_littles "$guest" "$sock" "$dir"; then
+		why=$(grep '^not throttled: ' "$dir/throttle.txt" | tail -n1)
 		kill "$qpid" 2>/dev/null || true
 		wait "$qpid" || true
+		qpid=
 		unthrottle "$dir"
-		die "boot-$n: $(tail -n1 "$dir/throttle.txt") (-N runs the littles at the bigs' speed)"
+		die "boot-$n: $why (-N runs the littles at the bigs' speed)"
 	fi
 	wait "$qpid" || rc=$?
+	qpid=
 	unthrottle "$dir"
 	[[ -z $sock ]] || rm -f "$sock"
 	tail -n1 "$dir/run.out"

@@ -234,7 +234,7 @@ for g in dynamiq juno; do
 		echo "Limits: under TCG a vCPU runs as fast as the host runs its thread.  The"
 		echo "host CPU weights above make a little slower only while more vCPUs are"
 		echo "busy than host CPUs run them, and then not quite down to the capacity"
-		echo "ratio (arm64-juno's littles, at 0.44, ran at about half a big's speed:"
+		echo "ratio (arm64-juno's littles, at 0.44, ran at 0.51-0.59 of a big's speed:"
 		echo "Documentation/harness/notes/throttled-littles.md).  Completion times"
 		echo "follow capacity only roughly; placement (big share, latency,"
 		echo "migrations) shows the effect best.  With 2 host CPUs for 4-8 busy"

@@ -138,30 +138,32 @@ ktap_split() {
 # Under TCG every vCPU runs at the host's speed.  For a guest with
 # asymmetric capacity (EXPECT_CAPACITY) each vCPU's QEMU thread (from QMP
 # query-cpus-fast) goes into a host cgroup of its own whose CPU weight is
-# the vCPU's capacity: while the vCPUs contend for the host's CPUs (every
-# vCPU busy: 6 to 8 of them on 2 host CPUs here) a little one then gets
-# less host time than a big one, cap/1024 of it where the host spreads
-# the weights evenly over its CPUs (measured with 446/1024: about half,
-# scripts/test-throttle.sh).  A weight limits nothing on an idle
-# host CPU: a little vCPU with a host CPU to itself runs at full speed.
-# So the vCPU threads go onto the first H of QEMU's host CPUs, H the sum
-# of the capacities over 1024, rounded down (3 for 2 bigs and 4 littles
-# at 446), where the host has more (THROTTLE_HOST_CPUS=N sets H): with
-# every vCPU busy no big then gets a host CPU to itself, and the weights
-# decide the shares.  A quota (CFS bandwidth) would limit a lone little
-# too, but a stopped vCPU thread stalls the running ones
-# (Documentation/harness/notes/throttled-littles.md).  Instruction
-# counting cannot make a CPU slower.
+# the vCPU's capacity: while the vCPUs contend for the host's CPUs (more
+# of them busy than host CPUs run them) a little one then gets less host
+# time than a big one, cap/1024 of it where the host spreads the weights
+# evenly over its CPUs (measured with 446/1024 on 2 host CPUs: 0.51-0.59,
+# scripts/test-throttle.sh).  A weight limits nothing on an idle host
+# CPU: a little vCPU with a host CPU to itself runs at full speed.  So
+# the vCPU threads run on the last H of QEMU's host CPUs, H = 2 unless
+# THROTTLE_HOST_CPUS=N: the 2-CPU shape every figure of
+# Documentation/harness/notes/throttled-littles.md was measured in, the
+# same on a large host.  How the host places the threads on those H CPUs
+# decides the rest.  A quota (CFS bandwidth) would limit a lone little
+# too, but a stopped vCPU thread stalls the running ones (the note).
+# Instruction counting cannot make a CPU slower.
 #
 # The cgroups: the v1 cpu controller (cpu.shares = capacity, tasks) where
 # the host mounts one, else the unified v2 hierarchy with the cpu
-# controller (cpu.weight = capacity * 100 / 1024): QEMU goes into a group
+# controller (cpu.weight = capacity * 100 / 1024): QEMU moves into a group
 # of its own whose vCPU threads each get a threaded child (cgroup.type
 # "threaded", cgroup.threads), the v2 way to give threads of one process
-# their own weights.  The v2 parent is THROTTLE_CG2 (a delegated cgroup
-# you own, with cpu among its controllers) or the root of the cgroup2
-# mount.  THROTTLE_CGROUP=v1 or v2 takes only that one (default: auto, v1
-# first).
+# their own weights.  The v2 parent is the root of the cgroup2 mount
+# (QEMU then leaves its systemd unit for the boot), or THROTTLE_CG2: a
+# cgroup with cpu among its controllers and no processes of its own,
+# inside whose subtree the harness already runs, so that it may move
+# QEMU there.  THROTTLE_CGROUP=v1 or v2 takes only that one (default:
+# auto, v1 first).  The v2 path has not run on this project's hosts,
+# where v1 holds the cpu controller.
 
 # guest_asym GUEST: true when its EXPECT_CAPACITY values differ.
 guest_asym() {
@@ -210,6 +212,8 @@ throttle_how() {
 			why+="${why:+; }the cgroup v2 hierarchy at $v2 has no cpu controller (its cgroup.controllers: $(cat "$v2/cgroup.controllers" 2>/dev/null)); where v1 holds it, v2 cannot"
 		elif [[ ! -w $v2 || ! -w $v2/cgroup.subtree_control ]]; then
 			why+="${why:+; }$v2 is not writable (THROTTLE_CG2: a delegated cgroup of yours)"
+		elif [[ -n ${THROTTLE_CG2:-} && -s $v2/cgroup.procs ]]; then
+			why+="${why:+; }THROTTLE_CG2=$v2 holds processes (it must hold none: give a cgroup beside them)"
 		else
 			echo "v2 $v2"
 			return 0
@@ -242,13 +246,19 @@ throttle_littles() {
 		base=${how#* }
 		echo "cgroup ${how%% *} at $base" >>"$dir/throttle.txt"
 		pid=$(awk '/^Tgid:/ { print $2 }' "/proc/$(head -n1 <<<"$threads" | cut -d' ' -f2)/status")
-		# QEMU's host CPUs, and the first H of them where it has more.
+		# QEMU's host CPUs, and the last H of them (all where it has no
+		# more).  Set on every vCPU thread after any cgroup move, which
+		# a v2 cpuset may follow with a reset of their affinity.
 		mapfile -t hcpus < <(awk '/^Cpus_allowed_list:/ { n = split($2, r, ",")
 			for (i = 1; i <= n; i++) { m = split(r[i], ab, "-"); for (c = ab[1]; c <= ab[m]; c++) print c } }' "/proc/$pid/status")
-		h=${THROTTLE_HOST_CPUS:-$((sum / 1024))}
-		[[ $h =~ ^[1-9][0-9]*$ ]] || why="THROTTLE_HOST_CPUS='$h' is no number of CPUs"
-		if [[ -z $why && ${#hcpus[@]} -gt $h ]]; then
-			pin=$(IFS=,; echo "${hcpus[*]:0:h}")
+		h=${THROTTLE_HOST_CPUS:-2}
+		if [[ ! $h =~ ^[1-9][0-9]{0,3}$ ]]; then
+			why="THROTTLE_HOST_CPUS='$h' is no number of host CPUs"
+		elif [[ ${#hcpus[@]} -eq 0 ]]; then
+			why="no Cpus_allowed_list in /proc/$pid/status"
+		else
+			[[ $h -le ${#hcpus[@]} ]] || h=${#hcpus[@]}
+			pin=$(IFS=,; echo "${hcpus[*]: -h}")
 			echo "vCPU threads on host CPUs $pin of ${#hcpus[@]}" >>"$dir/throttle.txt"
 		fi
 		if [[ $how == v2* ]]; then
@@ -270,14 +280,14 @@ throttle_littles() {
 			else
 				# cpu.weight: 100 is the default, a big's.
 				w=$(((capv[cpu] * 100 + 512) / 1024))
+				[[ $w -ge 1 ]] || w=1
 				cg=$base/cpu$cpu
 				mkdir -p "$cg" && echo threaded >"$cg/cgroup.type" &&
 					{ grep -qx "$pid" "$base/cgroup.procs" || echo "$pid" >"$base/cgroup.procs"; } &&
 					cg2_cpu "$base" &&
 					echo "$w" >"$cg/cpu.weight" && echo "$tid" >"$cg/cgroup.threads"
 			fi || { why="the host refused a weighted group at $cg"; break; }
-			[[ -z $pin ]] || taskset -pc "$pin" "$tid" >/dev/null ||
-				{ why="taskset -pc $pin $tid failed"; break; }
+			taskset -pc "$pin" "$tid" >/dev/null || { why="taskset -pc $pin $tid failed"; break; }
 			echo "cpu$cpu thread $tid capacity ${capv[cpu]}: weight $w ($cg)" >>"$dir/throttle.txt"
 			n=$((n + 1))
 		done <<<"$threads"
@@ -287,20 +297,30 @@ throttle_littles() {
 		progress "$g: little vCPUs NOT slowed down: $why"
 		return 1
 	fi
-	progress "$g: $n vCPU threads weighted by capacity (cgroup ${how%% *})${pin:+ on host CPUs $pin}"
+	progress "$g: $n vCPU threads weighted by capacity (cgroup ${how%% *}) on host CPUs $pin"
 }
 
-# unthrottle [DIR]: remove throttle_littles' groups (their threads have
-# ended), first adding each v2 group's CPU time (cpu.stat usage_usec) to
-# DIR/throttle.txt.
+# unthrottle [DIR]: remove throttle_littles' groups once their threads
+# have ended (waiting up to 10 s for QEMU to exit), first adding each v2
+# group's CPU time (cpu.stat usage_usec) to DIR/throttle.txt; a group
+# that cannot be removed is named there, or on stderr.
 unthrottle() {
-	local cg d=${1:-} v2 u
+	local cg d=${1:-} v2 u i
 	v2=$(throttle_v2)
 	for cg in "$THROTTLE_V1"/schedseries-bench-* "$v2"/schedseries-bench-*/cpu* "$v2"/schedseries-bench-*; do
 		[[ -d $cg ]] || continue
+		for ((i = 0; i < 100; i++)); do
+			if [[ -f $cg/cgroup.events ]]; then
+				grep -qx 'populated 0' "$cg/cgroup.events" && break
+			else
+				[[ -s $cg/tasks ]] || break
+			fi
+			sleep 0.1
+		done
 		u=$(grep -E '^usage_usec ' "$cg/cpu.stat" 2>/dev/null) || true
 		[[ -z $d || -z $u ]] || echo "${cg##*/}: $u" >>"$d/throttle.txt"
-		rmdir "$cg" 2>/dev/null
+		rmdir "$cg" 2>/dev/null ||
+			if [[ -n $d ]]; then echo "${cg##*/}: not removed ($cg)" >>"$d/throttle.txt"; else echo "unthrottle: $cg not removed" >&2; fi
 	done
 	return 0
 }

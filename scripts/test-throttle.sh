@@ -20,16 +20,18 @@
 #   -o RESULTS  results directory (default results/throttle-YYYYmmdd-HHMMSS)
 #
 # The shape is the guest conf's (EXPECT_CAPACITY: 2 bigs at 1024, 4
-# littles at 446).  With all six vCPUs busy, more than the host CPUs
+# littles at 446), its vCPU threads on 2 host CPUs (THROTTLE_HOST_CPUS:
+# another number).  With all six vCPUs busy, more than the host CPUs
 # they run on, a little gets less host time than a big: 446/1024 = 0.44
 # of it where the host spreads the weights evenly over its CPUs, other
-# ratios where it cannot; unweighted, the six share the host alike (1.0).  The check, in each of the boot's two runs: the
-# littles' mean events per second over the bigs' mean below the midpoint
-# of the two, (0.44 + 1) / 2 = 0.72; and every vCPU's group weighted
-# (throttle.txt) through the hierarchy asked for.  Where that hierarchy
-# cannot weight, it stops before the boot with bench/ab.sh's one line
-# saying why.  Only with fewer host CPUs than vCPUs: a weight limits
-# nothing on an idle CPU (Documentation/harness/notes/throttled-littles.md).
+# ratios where it cannot; unweighted, the six share the host alike
+# (1.0).  The check, in each of the boot's two runs: the littles' mean
+# events per second over the bigs' mean below the midpoint of the two,
+# (0.44 + 1) / 2 = 0.72; and every vCPU's group weighted (throttle.txt)
+# through the hierarchy asked for.  Where that hierarchy cannot weight,
+# it stops before the boot with bench/ab.sh's one line saying why.  A
+# weight limits nothing on an idle host CPU: the vCPUs must outnumber
+# the host CPUs they run on (Documentation/harness/notes/throttled-littles.md).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -37,7 +39,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 usage() {
-	sed -n '3,/^# nothing on an idle CPU/s/^# \{0,1\}//p' "$0"
+	sed -n '3,/^# the host CPUs they run on/s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 hier=auto
