@@ -675,6 +675,8 @@ reading=$("$REPO/bench/results-table.py" --summary "$md" --partial --md 2>&1) ||
 		[[ -n $f ]] && echo "  - $f"
 	done
 	echo "- $npass boots passed (each boot's verdict: ab/EXPERIMENT/boot-N/verdict.txt)."
+	# A boot pair of one QEMU seed that did not give the same bytes.
+	grep ' FAIL$' "$res/determinism.txt" 2>/dev/null | sed 's/^/- determinism gate failed: /' || true
 	echo "- Each experiment's own make ab report, with a verdict per figure:" \
 		"ab/EXPERIMENT/summary.md ($(find "$res/ab" -name verdicts.txt | wc -l) experiments)."
 	echo
