@@ -51,6 +51,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
 
 usage() {
 	sed -n '3,/^# waited for/s/^# \{0,1\}//p' "$0"
@@ -173,19 +175,19 @@ kernel_var_check() {
 # boot with one line saying why.
 throttle_check() {
 	local f n=0 why out nv
-	nv=$(sed -n 's/^EXPECT_CAPACITY="\(.*\)"$/\1/p' "$REPO/guests/arm64-dynamiq.conf" | tr , '\n' | grep -c .)
+	nv=$( (guest_load arm64-dynamiq && tr , '\n' <<<"$EXPECT_CAPACITY") | grep -c .)
 	for f in "$res"/bench/ab/dynamiq-*/boot-*/throttle.txt; do
 		[[ -f $f ]] || { echo "FAIL: no throttle.txt in the bench's dynamiq boots"; return 1; }
 		n=$((n + 1))
 		echo "== $f"
 		cat "$f"
 		grep -qE '^cgroup v[12] at ' "$f" || { echo "FAIL: $f names no cgroup hierarchy"; return 1; }
-		[[ $(grep -cE '^cpu[0-9]+ thread [0-9]+ capacity [0-9]+: weight [0-9]+ ' "$f") -eq $nv ]] ||
+		[[ $(throttle_weighted "$f") -eq $nv ]] ||
 			{ echo "FAIL: not all $nv vCPU threads weighted in $f"; return 1; }
 	done
 	echo "$n bench boots weighted their vCPUs"
 	"$REPO/scripts/test-throttle.sh" -o "$res/throttle-ratio" || { echo "FAIL: scripts/test-throttle.sh"; return 1; }
-	if why=$(THROTTLE_CGROUP=v2 bash -c ". '$REPO/scripts/lib.sh'; . '$REPO/scripts/guest-lib.sh'; throttle_how"); then
+	if why=$(THROTTLE_CGROUP=v2 throttle_how); then
 		echo "cgroup v2 has a cpu controller on this host ($why): no refusal to show"
 		return 0
 	fi

@@ -300,6 +300,12 @@ throttle_littles() {
 	progress "$g: $n vCPU threads weighted by capacity (cgroup ${how%% *}) on host CPUs $pin"
 }
 
+# throttle_weighted FILE: how many vCPU threads a throttle.txt records as
+# weighted (the lines throttle_littles writes for them).
+throttle_weighted() {
+	grep -cE '^cpu[0-9]+ thread [0-9]+ capacity [0-9]+: weight [0-9]+ ' "$1" || true
+}
+
 # unthrottle [DIR]: remove throttle_littles' groups once their threads
 # have ended (waiting up to 10 s for QEMU to exit), first adding each v2
 # group's CPU time (cpu.stat usage_usec) to DIR/throttle.txt; a group

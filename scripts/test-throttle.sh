@@ -84,7 +84,7 @@ if [[ ${#nothrottle[@]} -eq 0 ]]; then
 	cat "$tt"
 	how=$(grep -oE '^cgroup v[12] at ' "$tt" | cut -d' ' -f2) || die "$tt names no cgroup hierarchy"
 	[[ $hier == auto || $hier == "$how" ]] || die "asked for $hier, weighted through $how"
-	n=$(grep -cE '^cpu[0-9]+ thread [0-9]+ capacity [0-9]+: weight [0-9]+ ' "$tt" || true)
+	n=$(throttle_weighted "$tt")
 	[[ $n -eq ${#capv[@]} ]] || die "$n of the ${#capv[@]} vCPUs' threads were weighted, see $tt"
 fi
 raw=$res/ab/boot-1/raw.txt
