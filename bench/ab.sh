@@ -207,8 +207,6 @@ read -r qsuite qsuite_v < <(guest_load "$guest" && guest_qemu && [[ -n $QEMU_SUI
 if [[ $throttle -eq 1 ]] && ! why=$(throttle_how); then
 	die "cannot slow $guest's little vCPUs down on this host: $why (THROTTLE_CG2=DIR: a delegated cgroup v2 of yours; -N, AB_OPTS=-N or BENCH_OPTS=-N: run them at the bigs' speed)"
 fi
-[[ $throttle -eq 0 || -z ${THROTTLE_HOST_CPUS:-} || $THROTTLE_HOST_CPUS =~ ^[1-9][0-9]{0,3}$ ]] ||
-	die "bad THROTTLE_HOST_CPUS='$THROTTLE_HOST_CPUS' (the number of host CPUs for the vCPU threads)"
 [[ -n $seeds ]] || { seeds=1; [[ $det -eq 1 ]] && seeds=1,2,3,4; }
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "bad -S '$seeds' (numbers, comma separated)"
 IFS=, read -ra seedv <<<"$seeds"

@@ -193,10 +193,12 @@ cg2_cpu() {
 
 # throttle_how: where vCPU threads can be weighted: prints "v1 DIR" or
 # "v2 DIR" (the parent of throttle_littles' groups), or fails printing
-# why neither works.
+# why neither works, or why THROTTLE_CGROUP or THROTTLE_HOST_CPUS is bad.
 throttle_how() {
 	local want=${THROTTLE_CGROUP:-auto} v1=$THROTTLE_V1 v2 why=''
 	case $want in auto | v1 | v2) ;; *) echo "THROTTLE_CGROUP='$want' is none of auto v1 v2"; return 1 ;; esac
+	[[ ${THROTTLE_HOST_CPUS:-2} =~ ^[1-9][0-9]{0,3}$ ]] ||
+		{ echo "THROTTLE_HOST_CPUS='$THROTTLE_HOST_CPUS' is no number of host CPUs"; return 1; }
 	if [[ $want != v2 ]]; then
 		if [[ -f $v1/cpu.shares && -w $v1 ]]; then
 			echo "v1 $v1"
@@ -228,10 +230,9 @@ throttle_how() {
 # capacity (throttle_how says where); writes DIR/throttle.txt either way,
 # "not throttled: why" when the host refuses, and returns 1 then.
 throttle_littles() {
-	local g=$1 sock=$2 dir=$3 caps c sum=0 i cpu tid w n=0 why='' threads cg how base pid hcpus=() h pin=''
+	local g=$1 sock=$2 dir=$3 caps i cpu tid w n=0 why='' threads cg how base pid hcpus=() h pin=''
 	caps=$(guest_load "$g" && echo "$EXPECT_CAPACITY")
 	IFS=, read -ra capv <<<"$caps"
-	for c in "${capv[@]}"; do sum=$((sum + c)); done
 	for ((i = 0; i < 100; i++)); do
 		[[ -S $sock ]] && break
 		sleep 0.1
@@ -252,9 +253,7 @@ throttle_littles() {
 		mapfile -t hcpus < <(awk '/^Cpus_allowed_list:/ { n = split($2, r, ",")
 			for (i = 1; i <= n; i++) { m = split(r[i], ab, "-"); for (c = ab[1]; c <= ab[m]; c++) print c } }' "/proc/$pid/status")
 		h=${THROTTLE_HOST_CPUS:-2}
-		if [[ ! $h =~ ^[1-9][0-9]{0,3}$ ]]; then
-			why="THROTTLE_HOST_CPUS='$h' is no number of host CPUs"
-		elif [[ ${#hcpus[@]} -eq 0 ]]; then
+		if [[ ${#hcpus[@]} -eq 0 ]]; then
 			why="no Cpus_allowed_list in /proc/$pid/status"
 		else
 			[[ $h -le ${#hcpus[@]} ]] || h=${#hcpus[@]}
